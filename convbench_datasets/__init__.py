@@ -1,0 +1,34 @@
+"""convbench: conversation benchmarks as Hugging Face datasets, with their metrics.
+
+Importing this package is cheap: datasets, pyarrow and every model library load only when used.
+
+Example:
+    >>> import convbench_datasets
+    >>> "nc" in [b.name for b in convbench_datasets.list_benchmarks()]
+    True
+"""
+
+from ._version import __version__
+from .api import BuildSummary, build, list_benchmarks, load
+from .errors import (
+    BuildError,
+    ChecksumError,
+    ConvbenchError,
+    DataFormatError,
+    MissingSourceError,
+    SourceError,
+)
+
+__all__ = [
+    "__version__",
+    "build",
+    "load",
+    "list_benchmarks",
+    "BuildSummary",
+    "ConvbenchError",
+    "SourceError",
+    "ChecksumError",
+    "MissingSourceError",
+    "DataFormatError",
+    "BuildError",
+]

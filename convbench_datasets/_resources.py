@@ -1,0 +1,26 @@
+"""Reading the package's data files (pattern tables, source pins, templates) and the bundled cards."""
+
+from __future__ import annotations
+
+from functools import lru_cache
+from importlib import resources
+from pathlib import Path
+from typing import Any
+
+
+@lru_cache(maxsize=None)
+def read_yaml(package: str, name: str) -> Any:
+    """Parse a YAML data file shipped inside ``package`` (cached: these files are facts, not state)."""
+    import yaml
+
+    text = resources.files(package).joinpath(name).read_text(encoding="utf-8")
+    return yaml.safe_load(text)
+
+
+def bundled_dir(kind: str) -> Path:
+    """The top-level ``cards/`` or ``metrics/`` folder: inside the wheel when installed, else the checkout's."""
+    package_root = Path(__file__).resolve().parent
+    for candidate in (package_root / "_bundled" / kind, package_root.parent / kind):
+        if candidate.is_dir():
+            return candidate
+    raise FileNotFoundError(f"convbench's {kind}/ folder is missing from this installation ({package_root})")

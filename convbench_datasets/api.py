@@ -1,0 +1,109 @@
+"""The Python entry points: list, build and load benchmarks.
+
+Example:
+    >>> [b.name for b in list_benchmarks()][:1]
+    ['nc']
+    >>> summary = build("nc", out="hub/nc")                    # doctest: +SKIP
+    >>> summary.rows["basic"]                                   # doctest: +SKIP
+    {'test': 180}
+    >>> basic = load("nc", "basic", split="test")              # doctest: +SKIP
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+from . import registry
+from ._resources import bundled_dir
+from ._version import __version__
+from .hub import export
+from .registry import BenchmarkInfo
+from .sources import default_cache_dir
+
+
+@dataclass(frozen=True)
+class BuildSummary:
+    """What a build wrote: the folder and its rows per config and split."""
+
+    name: str
+    path: Path
+    rows: dict[str, dict[str, int]]
+
+    def lines(self) -> list[str]:
+        out = [f"built {self.name} into {self.path}"]
+        for config, splits in self.rows.items():
+            out.append(f"  {config:<20} " + "  ".join(f"{s}: {n} rows" for s, n in splits.items()))
+        return out
+
+
+def list_benchmarks() -> list[BenchmarkInfo]:
+    """Every benchmark convbench can build, with its configs, row counts and license."""
+    return registry.benchmarks()
+
+
+def build(
+    name: str,
+    out: str | os.PathLike[str],
+    *,
+    sources: str | os.PathLike[str] | None = None,
+    data_dir: str | os.PathLike[str] | None = None,
+    progress: bool = True,
+) -> BuildSummary:
+    """Build benchmark ``name`` into ``out`` as a Hub-layout dataset folder (parquet + card).
+
+    Args:
+        name: a benchmark from :func:`list_benchmarks` (``"nc"``).
+        out: the folder to write; missing, empty, or an earlier convbench build (replaced).
+        sources: a local mirror of the upstream files (default: ``$CONVBENCH_SOURCES``, else download).
+        data_dir: user-supplied data, for benchmarks whose data is not downloadable.
+        progress: show download progress bars.
+    """
+    kwargs: dict[str, Any] = {"sources_dir": sources, "progress": progress}
+    if data_dir is not None:
+        kwargs["data_dir"] = data_dir
+    built = registry.builder(name).build(**kwargs)
+    path = export(built, out)
+    return BuildSummary(name=name, path=path, rows=built.split_rows())
+
+
+def load(
+    name: str,
+    config: str | None = None,
+    *,
+    split: str | None = None,
+    sources: str | os.PathLike[str] | None = None,
+    cache_dir: str | os.PathLike[str] | None = None,
+) -> Any:
+    """Build ``name`` once into the convbench cache and return it via ``datasets.load_dataset``.
+
+    Returns a ``DatasetDict``, or a ``Dataset`` when ``split`` is given. The cached folder is keyed by
+    the package version and the builder's files, so an upgrade rebuilds it.
+    """
+    import datasets
+
+    folder = _cached_build(name, sources, cache_dir)
+    return datasets.load_dataset(str(folder), config, split=split)
+
+
+def _cached_build(name: str, sources: Any, cache_dir: Any) -> Path:
+    root = Path(cache_dir) if cache_dir is not None else default_cache_dir()
+    folder = root / "hub" / f"{name}-{_builder_key(name)}"
+    if not (folder / "README.md").is_file():
+        build(name, folder, sources=sources)
+    return folder
+
+
+def _builder_key(name: str) -> str:
+    """A short hash of everything that shapes a build: version, builder code and data files, card."""
+    module = registry.builder(name)
+    folders = [Path(module.__file__).parent, bundled_dir("cards") / name]
+    digest = hashlib.sha256(__version__.encode())
+    for path in sorted(p for folder in folders for p in folder.rglob("*")):
+        if path.is_file() and path.suffix in {".py", ".yaml", ".json", ".md", ".txt"}:
+            digest.update(path.name.encode())
+            digest.update(path.read_bytes())
+    return f"{__version__}-{digest.hexdigest()[:12]}"

@@ -1,0 +1,109 @@
+"""Typed access to the NC-Bench pattern table (``patterns.yaml``): the only place these facts live.
+
+Example:
+    >>> table = pattern_table()
+    >>> table.entry("rag", "inquiry ungrounded").pattern
+    'Inquiry (Ungrounded)'
+    >>> table.entry("basic", "repeat request").acceptable_labels
+    ('Repeat', 'Partial Repeat')
+    >>> table.acceptable_labels("rag", "incremental-self-correction", rules="released_script")[0]
+    'NonAnswer'
+    >>> table.pattern_counts("complex_request")["Recommendation"]
+    60
+"""
+
+from __future__ import annotations
+
+from collections import Counter
+from dataclasses import dataclass
+from functools import lru_cache
+from typing import Literal
+
+from .._resources import read_yaml
+
+Rules = Literal["paper", "released_script"]
+RULES: tuple[str, ...] = ("paper", "released_script")
+
+
+@dataclass(frozen=True)
+class TaskEntry:
+    """One upstream task of one set and everything the benchmark says about it."""
+
+    set: str
+    task: str
+    pattern: str
+    acceptable_rule: str
+    label_group: str
+    rows: int
+    acceptable_labels: tuple[str, ...]
+    label_set: tuple[str, ...]
+
+
+@dataclass(frozen=True)
+class PatternTable:
+    sets: tuple[str, ...]
+    tasks: tuple[TaskEntry, ...]
+    label_sets: dict[str, tuple[str, ...]]
+    acceptable: dict[str, tuple[str, ...]]
+    rule_variants: dict[str, dict[tuple[str, str], str]]
+
+    def entry(self, set_name: str, task: str) -> TaskEntry:
+        for entry in self.tasks:
+            if entry.set == set_name and entry.task == task:
+                return entry
+        known = sorted({e.task for e in self.tasks if e.set == set_name})
+        raise KeyError(f"no NC-Bench task {task!r} in set {set_name!r}; known: {known}")
+
+    def acceptable_labels(self, set_name: str, task: str, rules: Rules = "paper") -> tuple[str, ...]:
+        """Labels that pass for a task under the paper's rules or the released script's."""
+        entry = self.entry(set_name, task)
+        if rules == "paper":
+            return entry.acceptable_labels
+        if rules not in self.rule_variants:
+            raise ValueError(f"unknown rules {rules!r}; choose one of {RULES}")
+        rule = self.rule_variants[rules].get((set_name, task), entry.acceptable_rule)
+        return self.acceptable[rule]
+
+    def tasks_of(self, set_name: str) -> list[TaskEntry]:
+        return [e for e in self.tasks if e.set == set_name]
+
+    def patterns(self, set_name: str) -> list[str]:
+        """Pattern names of a set, in the order of the paper's tables."""
+        return list(dict.fromkeys(e.pattern for e in self.tasks_of(set_name)))
+
+    def pattern_counts(self, set_name: str) -> dict[str, int]:
+        counts: Counter[str] = Counter()
+        for e in self.tasks_of(set_name):
+            counts[e.pattern] += e.rows
+        return dict(counts)
+
+    def rows(self, set_name: str) -> int:
+        return sum(e.rows for e in self.tasks_of(set_name))
+
+
+@lru_cache(maxsize=1)
+def pattern_table() -> PatternTable:
+    raw = read_yaml(__package__, "patterns.yaml")
+    label_sets = {k: tuple(v) for k, v in raw["label_sets"].items()}
+    acceptable = {k: tuple(v) for k, v in raw["acceptable"].items()}
+    tasks = tuple(
+        TaskEntry(
+            set=t["set"],
+            task=t["task"],
+            pattern=t["pattern"],
+            acceptable_rule=t["acceptable"],
+            label_group=t["label_set"],
+            rows=int(t["rows"]),
+            acceptable_labels=acceptable[t["acceptable"]],
+            label_set=label_sets[t["label_set"]],
+        )
+        for t in raw["tasks"]
+    )
+    variants = {
+        name: {(v["set"], v["task"]): v["acceptable"] for v in overrides}
+        for name, overrides in raw["rule_variants"].items()
+    }
+    for overrides in variants.values():
+        for rule in overrides.values():
+            acceptable[rule]  # a typo in the table fails here, at load time, not at scoring time
+    return PatternTable(tuple(raw["sets"]), tasks, label_sets, acceptable, variants)

@@ -1,0 +1,146 @@
+"""Upstream source files: download from a pinned origin with a sha256 check, or read a local mirror.
+
+A build never trusts bytes it has not hashed. Each :class:`SourceFile` names its path inside a
+mirror (``nc-bench/conversation_competence.jsonl``), its origin URL at a pinned commit, and its
+digest. :func:`fetch` resolves it:
+
+1. a mirror folder, when ``sources_dir`` is given or ``CONVBENCH_SOURCES`` is set: the file is read in
+   place (never copied) and must match the digest;
+2. otherwise the download cache (``CONVBENCH_CACHE``, default ``~/.cache/convbench``): a cached file is
+   re-hashed before use; a missing or corrupt one is downloaded to a temporary file beside it and moved
+   into place only once its digest matches, so a failed or interrupted download leaves nothing behind.
+
+Example:
+    >>> src = SourceFile("demo/hello.txt", "https://example.org/hello.txt", "0" * 64)
+    >>> src.filename
+    'hello.txt'
+"""
+
+from __future__ import annotations
+
+import hashlib
+import http.client
+import os
+import tempfile
+import urllib.error
+import urllib.request
+from dataclasses import dataclass
+from pathlib import Path
+
+from .errors import ChecksumError, MissingSourceError, SourceError
+
+SOURCES_ENV = "CONVBENCH_SOURCES"
+CACHE_ENV = "CONVBENCH_CACHE"
+_CHUNK = 1 << 20
+
+
+@dataclass(frozen=True)
+class SourceFile:
+    """One upstream file: where it sits in a mirror, where it comes from, and what it must hash to."""
+
+    name: str
+    url: str
+    sha256: str
+
+    @property
+    def filename(self) -> str:
+        return self.name.rsplit("/", 1)[-1]
+
+
+def default_cache_dir() -> Path:
+    """The download cache: ``$CONVBENCH_CACHE``, else ``$XDG_CACHE_HOME/convbench``, else ``~/.cache/convbench``."""
+    if os.environ.get(CACHE_ENV):
+        return Path(os.environ[CACHE_ENV])
+    base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
+    return Path(base) / "convbench"
+
+
+def mirror_dir(sources_dir: str | os.PathLike[str] | None = None) -> Path | None:
+    """The mirror to read from: the argument, else ``$CONVBENCH_SOURCES``, else None (download)."""
+    if sources_dir is not None:
+        return Path(sources_dir)
+    env = os.environ.get(SOURCES_ENV)
+    return Path(env) if env else None
+
+
+def sha256_of(path: Path) -> str:
+    digest = hashlib.sha256()
+    with open(path, "rb") as f:
+        for chunk in iter(lambda: f.read(_CHUNK), b""):
+            digest.update(chunk)
+    return digest.hexdigest()
+
+
+def fetch(
+    source: SourceFile,
+    *,
+    sources_dir: str | os.PathLike[str] | None = None,
+    cache_dir: str | os.PathLike[str] | None = None,
+    progress: bool = True,
+    timeout: float = 60.0,
+) -> Path:
+    """Return a local path to ``source`` whose sha256 has been verified.
+
+    Raises:
+        MissingSourceError: the mirror lacks the file (the message names the path looked for).
+        ChecksumError: the bytes do not match the pinned digest (names file, expected and actual).
+        SourceError: the download failed (names the URL and how to use a mirror instead).
+    """
+    mirror = mirror_dir(sources_dir)
+    if mirror is not None:
+        return _from_mirror(source, mirror)
+    target = Path(cache_dir) if cache_dir is not None else default_cache_dir()
+    return _from_cache_or_origin(source, target / "sources" / source.name, progress, timeout)
+
+
+def _from_mirror(source: SourceFile, mirror: Path) -> Path:
+    path = mirror / source.name
+    if not path.is_file():
+        raise MissingSourceError(source.name, str(path))
+    actual = sha256_of(path)
+    if actual != source.sha256:
+        raise ChecksumError(source.name, source.sha256, actual, str(path))
+    return path
+
+
+def _from_cache_or_origin(source: SourceFile, path: Path, progress: bool, timeout: float) -> Path:
+    if path.is_file() and sha256_of(path) == source.sha256:
+        return path
+    path.parent.mkdir(parents=True, exist_ok=True)
+    fd, tmp_name = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".partial", dir=path.parent)
+    tmp = Path(tmp_name)
+    try:
+        with os.fdopen(fd, "wb") as out:
+            actual = _download(source, out, progress, timeout)
+        if actual != source.sha256:
+            raise ChecksumError(source.name, source.sha256, actual, source.url)
+        os.replace(tmp, path)
+    except BaseException:
+        # KeyboardInterrupt included: a half-written file must never look like a cached one.
+        tmp.unlink(missing_ok=True)
+        raise
+    return path
+
+
+def _download(source: SourceFile, out, progress: bool, timeout: float) -> str:
+    """Stream ``source.url`` into ``out`` and return the sha256 of what was written."""
+    from tqdm.auto import tqdm
+
+    digest = hashlib.sha256()
+    request = urllib.request.Request(source.url, headers={"User-Agent": "convbench"})
+    try:
+        with urllib.request.urlopen(request, timeout=timeout) as response:
+            total = int(response.headers.get("Content-Length") or 0) or None
+            with tqdm(total=total, unit="B", unit_scale=True, desc=source.filename, disable=not progress) as bar:
+                for chunk in iter(lambda: response.read(_CHUNK), b""):
+                    out.write(chunk)
+                    digest.update(chunk)
+                    bar.update(len(chunk))
+            if total is not None and bar.n != total:
+                raise SourceError(f"download of {source.url} ended after {bar.n} of {total} bytes")
+    except (urllib.error.URLError, http.client.HTTPException, OSError, ValueError) as err:
+        raise SourceError(
+            f"could not download {source.name} from {source.url}: {err}. "
+            f"Offline? Point --sources or ${SOURCES_ENV} at a mirror folder."
+        ) from err
+    return digest.hexdigest()
