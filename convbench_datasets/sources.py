@@ -127,6 +127,7 @@ def _download(source: SourceFile, out, progress: bool, timeout: float) -> str:
     from tqdm.auto import tqdm
 
     digest = hashlib.sha256()
+    received = 0
     request = urllib.request.Request(source.url, headers={"User-Agent": "convbench"})
     try:
         with urllib.request.urlopen(request, timeout=timeout) as response:
@@ -135,9 +136,10 @@ def _download(source: SourceFile, out, progress: bool, timeout: float) -> str:
                 for chunk in iter(lambda: response.read(_CHUNK), b""):
                     out.write(chunk)
                     digest.update(chunk)
+                    received += len(chunk)
                     bar.update(len(chunk))
-            if total is not None and bar.n != total:
-                raise SourceError(f"download of {source.url} ended after {bar.n} of {total} bytes")
+            if total is not None and received != total:
+                raise SourceError(f"download of {source.url} ended after {received} of {total} bytes")
     except (urllib.error.URLError, http.client.HTTPException, OSError, ValueError) as err:
         raise SourceError(
             f"could not download {source.name} from {source.url}: {err}. "

@@ -1,0 +1,59 @@
+"""Shared fixtures. Tests never reach the network for models; upstream sources come from the mirror
+named by CONVBENCH_SOURCES, else they are downloaded once, else the tests that need them skip."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import pytest
+
+# datasets and evaluate read these when imported; a test run must never reach the Hub.
+os.environ.setdefault("HF_HUB_OFFLINE", "1")
+os.environ.setdefault("HF_DATASETS_OFFLINE", "1")
+os.environ.setdefault("HF_EVALUATE_OFFLINE", "1")
+
+
+@pytest.fixture(scope="session")
+def nc_sources(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A folder laid out like a mirror that holds the NC-Bench upstream files."""
+    from convbench_datasets.errors import ChecksumError, SourceError
+
+    mirror = os.environ.get("CONVBENCH_SOURCES")
+    if mirror:
+        return Path(mirror)
+    cache = tmp_path_factory.mktemp("convbench-cache")
+    try:
+        _download(cache)
+    except ChecksumError:
+        raise  # the origin served other bytes than pinned: a real failure, not a missing network
+    except SourceError as err:
+        pytest.skip(f"NC-Bench sources unavailable: no CONVBENCH_SOURCES mirror and no network ({err})")
+    return cache / "sources"
+
+
+def _download(cache: Path) -> None:
+    from convbench_datasets.nc.upstream import source_files
+    from convbench_datasets.sources import fetch
+
+    for src in source_files().values():
+        fetch(src, cache_dir=cache, progress=False)
+
+
+@pytest.fixture(scope="session")
+def nc_built(nc_sources: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """NC-Bench exported once per session into a Hub-layout folder."""
+    from convbench_datasets import build
+
+    out = tmp_path_factory.mktemp("hub") / "nc"
+    build("nc", out, sources=nc_sources, progress=False)
+    return out
+
+
+@pytest.fixture(scope="session")
+def nc_rows(nc_sources: Path) -> dict[str, list[dict]]:
+    """The built rows per config, straight from the builder (no parquet round trip)."""
+    from convbench_datasets.nc.builder import build
+
+    built = build(sources_dir=nc_sources, progress=False)
+    return {c.name: c.splits["test"] for c in built.configs}

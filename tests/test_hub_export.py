@@ -1,0 +1,106 @@
+"""The exported Hub-layout folder: layout, card, determinism, load_dataset round trip, safety."""
+
+from __future__ import annotations
+
+import filecmp
+from pathlib import Path
+
+import pytest
+import yaml
+
+from convbench_datasets import build
+from convbench_datasets.errors import BuildError
+from convbench_datasets.nc import schema
+
+CONFIGS = {"basic": 180, "rag": 180, "complex_request": 360, "all": 720}
+
+
+def _card_header(folder: Path) -> dict:
+    text = (folder / "README.md").read_text(encoding="utf-8")
+    return yaml.safe_load(text.split("---\n")[1])
+
+
+def test_layout(nc_built: Path) -> None:
+    files = sorted(str(p.relative_to(nc_built)) for p in nc_built.rglob("*") if p.is_file())
+    assert files == [
+        "LICENSE", "README.md",
+        "basic/test-00000-of-00001.parquet",
+        "complex_request/test-00000-of-00001.parquet",
+        "rag/test-00000-of-00001.parquet",
+    ]
+
+
+def test_card_header_declares_configs_splits_and_features(nc_built: Path) -> None:
+    header = _card_header(nc_built)
+    assert header["license"] == "apache-2.0"
+    assert [c["config_name"] for c in header["configs"]] == list(CONFIGS)
+    assert [c for c in header["configs"] if c.get("default")] == [header["configs"][-1]]  # "all"
+    for info in header["dataset_info"]:
+        assert info["splits"][0]["name"] == "test"
+        assert info["splits"][0]["num_examples"] == CONFIGS[info["config_name"]]
+        assert [f["name"] for f in info["features"]] == list(schema.COLUMNS)
+
+
+def test_card_body_has_provenance_license_and_citation(nc_built: Path) -> None:
+    text = (nc_built / "README.md").read_text(encoding="utf-8")
+    assert "487225a9704cd3bf84e87592da0735161402f1c8" in text
+    assert "96c2ef96702817693a7f62074c13f3e963272df7bbe84f1c0ff98c9d6d5aab63" in text
+    assert "Apache License 2.0" in text and "arXiv:2601.06426" in text
+    assert "{{" not in text.split("```bibtex")[0]  # every placeholder filled
+    assert (nc_built / "LICENSE").read_text().lstrip().startswith("Apache License")
+
+
+@pytest.mark.parametrize("config", list(CONFIGS))
+def test_load_dataset_offline_with_declared_features(nc_built: Path, config: str) -> None:
+    import datasets
+
+    ds = datasets.load_dataset(str(nc_built), config, split="test")
+    assert ds.num_rows == CONFIGS[config]
+    assert ds.features == schema.features()
+    if config == "all":
+        assert [r for r in ds["set"]] == ["basic"] * 180 + ["rag"] * 180 + ["complex_request"] * 360
+
+
+def test_loaded_rows_equal_built_rows(nc_built: Path, nc_rows: dict) -> None:
+    import datasets
+
+    ds = datasets.load_dataset(str(nc_built), "complex_request", split="test")
+    assert ds.to_list() == nc_rows["complex_request"]
+
+
+def test_rebuild_is_byte_identical(nc_built: Path, nc_sources: Path, tmp_path: Path) -> None:
+    again = build("nc", tmp_path / "nc", sources=nc_sources, progress=False).path
+    compared = filecmp.dircmp(nc_built, again)
+    assert not compared.left_only and not compared.right_only
+    for path in nc_built.rglob("*"):
+        if path.is_file():
+            assert path.read_bytes() == (again / path.relative_to(nc_built)).read_bytes(), path
+
+
+def test_an_earlier_build_is_replaced_but_other_folders_are_refused(nc_sources: Path, tmp_path: Path) -> None:
+    out = tmp_path / "nc"
+    build("nc", out, sources=nc_sources, progress=False)
+    (out / "stale.txt").write_text("from an older build")
+    build("nc", out, sources=nc_sources, progress=False)
+    assert not (out / "stale.txt").exists()
+
+    precious = tmp_path / "precious"
+    precious.mkdir()
+    (precious / "notes.txt").write_text("keep me")
+    with pytest.raises(BuildError, match="is not empty and is not a convbench build"):
+        build("nc", precious, sources=nc_sources, progress=False)
+    assert (precious / "notes.txt").read_text() == "keep me"
+
+
+def test_failed_export_leaves_no_staging_folder(nc_sources: Path, tmp_path: Path) -> None:
+    from convbench_datasets.hub import export
+    from convbench_datasets.nc.builder import build as build_nc
+
+    built = build_nc(sources_dir=nc_sources, progress=False)
+    template = tmp_path / "card.md"
+    template.write_text("---\nlicense: apache-2.0\n---\n{{missing_field}}\n")
+    built.card_template = template
+    out = tmp_path / "out"
+    with pytest.raises(BuildError, match=r"unfilled field\(s\): \['\{\{missing_field\}\}'\]"):
+        export(built, out / "nc")  # fails after the parquet files are written
+    assert list(out.iterdir()) == []

@@ -1,0 +1,26 @@
+"""The README's set-up commands are the ones CI proves."""
+
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def _bash_blocks() -> list[str]:
+    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+    return [block.strip() for block in re.findall(r"```bash\n(.*?)```", readme, flags=re.S)]
+
+
+def test_ci_runs_the_readme_test_command() -> None:
+    ci_lines = [line.strip() for line in (ROOT / ".ci" / "run").read_text().splitlines()]
+    (test_command,) = [line for line in ci_lines if line.startswith("python3 -m venv")]
+    setup = _bash_blocks()[:2]
+    assert setup[1] == test_command
+    assert "pytest" in test_command and '".[test]"' in test_command
+
+
+def test_main_command_builds_nc() -> None:
+    main = _bash_blocks()[0]
+    assert main.startswith("python3 -m venv .venv") and main.endswith("convbench build nc --out hub/nc")
