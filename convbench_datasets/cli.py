@@ -29,7 +29,26 @@ def _parser() -> argparse.ArgumentParser:
     build.add_argument("--sources", metavar="DIR", help="local mirror of the upstream files (default: $CONVBENCH_SOURCES, else download)")
     build.add_argument("--data-dir", metavar="DIR", help="user-supplied data, for benchmarks that need it")
     build.add_argument("--no-progress", action="store_true", help="hide progress bars")
+    agree = commands.add_parser("agreement", help="judge agreement: Cohen's kappa and % agreement of two raters' NC-Bench labels")
+    agree.add_argument("rater_a", help="JSON Lines: id, set, and labels or judge_output (and passed, acceptable_labels or task)")
+    agree.add_argument("rater_b", help="the same rows rated by the other rater")
+    agree.add_argument("--label-mode", choices=["first", "set"], default="first",
+                       help="compare each row's first label (default) or its whole label set")
+    agree.add_argument("--bootstrap", type=int, default=1000, metavar="N", help="bootstrap resamples (default 1000)")
+    agree.add_argument("--seed", type=int, default=0)
+    agree.add_argument("--json", action="store_true", help="print the result as JSON")
     return parser
+
+
+def _cmd_agreement(args: argparse.Namespace) -> None:
+    import json
+
+    from .scoring.agreement import agreement_files
+
+    result = agreement_files(
+        args.rater_a, args.rater_b, label_mode=args.label_mode, n_bootstrap=args.bootstrap, seed=args.seed
+    )
+    print(json.dumps(result.to_dict(), indent=2) if args.json else "\n".join(result.lines()))
 
 
 def _cmd_list(args: argparse.Namespace) -> None:
@@ -48,14 +67,14 @@ def _cmd_build(args: argparse.Namespace) -> None:
     print("\n".join(summary.lines()))
 
 
-COMMANDS = {"list": _cmd_list, "build": _cmd_build}
+COMMANDS = {"list": _cmd_list, "build": _cmd_build, "agreement": _cmd_agreement}
 
 
 def main(argv: Sequence[str] | None = None) -> int:
     args = _parser().parse_args(argv)
     try:
         COMMANDS[args.command](args)
-    except ConvbenchError as err:
+    except (ConvbenchError, OSError) as err:
         print(f"convbench: error: {err}", file=sys.stderr)
         return 1
     except KeyboardInterrupt:

@@ -1,0 +1,167 @@
+"""The NC-Bench judge prompt: a row and a model response in, the judge's chat messages out.
+
+The transcript is numbered by message index, so with the system message at index 0 the first turn is
+line 1 and the model's response is line ``len(messages)``. Label definitions name the line of the
+AGENT's last turn and of its prior turn, and DetailRequest labels name the row's request details.
+Wording lives in data files (``templates/judge.yaml``, ``labels.yaml``); a user may pass their own
+template file with the same keys.
+
+Example:
+    >>> row = {"messages": [{"role": "system", "content": "Be brief."},
+    ...                     {"role": "user", "content": "Is it far?"},
+    ...                     {"role": "assistant", "content": "Two blocks."},
+    ...                     {"role": "user", "content": "Sorry?"}],
+    ...        "label_set": ["Repeat", "Other"], "request_details": ""}
+    >>> messages = judge_messages(row, "Two blocks.\\nAnything else?")
+    >>> print(messages[1]["content"].split("Transcript:\\n")[1].split("\\n\\nLabels")[0])
+    1 USER: Is it far?
+    2 AGENT: Two blocks.
+    3 USER: Sorry?
+    4 AGENT: Two blocks.
+    >>> print(messages[1]["content"].split("Labels:\\n")[1].split("\\n\\n")[0])
+    - Repeat: AGENT's last turn (line 4) says AGENT's prior turn (line 2) again in the same words, fully or partly (a fix for a hearing problem).
+    - Other: AGENT's last turn (line 4) fits none of the other labels.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import re
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
+from functools import lru_cache
+from pathlib import Path
+from string import Template
+from typing import Any
+
+from .._resources import read_yaml
+from ..errors import ConvbenchError
+
+SPEAKERS = {"user": "USER", "assistant": "AGENT"}
+# Placeholders each template field must use (user) and may use (system: none, it is the same every row).
+_REQUIRED = {"system": set(), "user": {"transcript", "labels", "last_line"}}
+_ALLOWED = _REQUIRED
+_DEFINITION_FIELDS = {"last_turn", "prior_turn", "request_details"}
+_IDENTIFIER = re.compile(r"\$(?:\{(\w+)\}|(\w+))")
+
+
+@dataclass(frozen=True)
+class JudgeTemplate:
+    """System and user templates plus one definition template per label."""
+
+    system: str
+    user: str
+    definitions: dict[str, str]
+    source: str = "builtin"
+
+    @property
+    def sha256(self) -> str:
+        """Hash of the wording, recorded in every result's signature."""
+        canonical = json.dumps([self.system, self.user, sorted(self.definitions.items())], ensure_ascii=False)
+        return hashlib.sha256(canonical.encode("utf-8")).hexdigest()
+
+
+def label_definitions() -> dict[str, str]:
+    return {name: spec["definition"] for name, spec in read_yaml(__package__, "labels.yaml")["labels"].items()}
+
+
+@lru_cache(maxsize=1)
+def _builtin() -> JudgeTemplate:
+    raw = read_yaml(__package__, "templates/judge.yaml")
+    return JudgeTemplate(raw["system"], raw["user"], label_definitions())
+
+
+def load_template(path: str | os.PathLike[str] | None = None) -> JudgeTemplate:
+    """The built-in template, or a user's YAML file with ``system``, ``user`` and optionally ``labels``
+    (label -> definition) overriding the built-in definitions."""
+    if path is None:
+        return _builtin()
+    import yaml
+
+    try:
+        raw = yaml.safe_load(Path(path).read_text(encoding="utf-8"))
+    except (OSError, yaml.YAMLError) as err:
+        raise ConvbenchError(f"judge template {path}: cannot read it ({err})") from err
+    if not isinstance(raw, dict) or not isinstance(raw.get("system"), str) or not isinstance(raw.get("user"), str):
+        raise ConvbenchError(f"judge template {path}: needs string fields 'system' and 'user'")
+    definitions = {**label_definitions(), **(raw.get("labels") or {})}
+    template = JudgeTemplate(raw["system"], raw["user"], definitions, source=str(path))
+    _validate(template, str(path))
+    return template
+
+
+def _identifiers(text: str) -> set[str]:
+    return {a or b for a, b in _IDENTIFIER.findall(text.replace("$$", ""))}
+
+
+def _validate(template: JudgeTemplate, where: str) -> None:
+    for field in ("system", "user"):
+        found = _identifiers(getattr(template, field))
+        missing, unknown = _REQUIRED[field] - found, found - _ALLOWED[field]
+        if missing or unknown:
+            raise ConvbenchError(
+                f"judge template {where}: field {field!r} must use {sorted(_REQUIRED[field])} and only "
+                f"{sorted(_ALLOWED[field])}; missing {sorted(missing)}, unknown {sorted(unknown)}"
+            )
+    for label, text in template.definitions.items():
+        unknown = _identifiers(text) - _DEFINITION_FIELDS
+        if unknown:
+            raise ConvbenchError(f"judge template {where}: definition of {label!r} uses unknown {sorted(unknown)}")
+
+
+def judged_text(response: str, first_line_only: bool = True) -> str:
+    """The part of a model response the judge sees: its first line (as the released pipeline does),
+    or the whole response with line breaks folded into spaces."""
+    if first_line_only:
+        return response.split("\n")[0].strip()
+    return " ".join(line.strip() for line in response.splitlines() if line.strip())
+
+
+def judge_messages(
+    row: Mapping[str, Any],
+    response: str,
+    *,
+    template: JudgeTemplate | None = None,
+    first_line_only: bool = True,
+) -> list[dict[str, str]]:
+    """Chat messages asking the judge to label the actions of ``response`` as the AGENT's next turn.
+
+    ``row`` needs ``messages`` and ``label_set`` (and ``request_details`` for DetailRequest labels),
+    as in the NC-Bench dataset.
+    """
+    template = template or _builtin()
+    lines, last_line, prior_line = _numbered(row["messages"], judged_text(response, first_line_only))
+    labels = _label_block(row["label_set"], template, last_line, prior_line, row.get("request_details") or "")
+    user = Template(template.user).substitute(transcript="\n".join(lines), labels=labels, last_line=last_line)
+    return [{"role": "system", "content": template.system}, {"role": "user", "content": user}]
+
+
+def _numbered(messages: Sequence[Mapping[str, str]], response: str) -> tuple[list[str], int, int | None]:
+    offset = 0 if messages and messages[0]["role"] == "system" else 1
+    lines, prior = [], None
+    for index, message in enumerate(messages):
+        if message["role"] == "system":
+            continue
+        number = index + offset
+        lines.append(f"{number} {SPEAKERS[message['role']]}: {message['content']}")
+        if message["role"] == "assistant":
+            prior = number
+    last = len(messages) + offset
+    lines.append(f"{last} AGENT: {response}")
+    return lines, last, prior
+
+
+def _label_block(label_set: Sequence[str], template: JudgeTemplate, last: int, prior: int | None, details: str) -> str:
+    fields = {
+        "last_turn": f"AGENT's last turn (line {last})",
+        "prior_turn": f"AGENT's prior turn (line {prior})" if prior is not None else "AGENT's prior turn",
+        "request_details": details or "(none given)",
+    }
+    block = []
+    for label in label_set:
+        if label not in template.definitions:
+            raise ConvbenchError(f"no definition for judge label {label!r} in template {template.source}")
+        block.append(f"- {label}: {Template(template.definitions[label]).substitute(fields)}")
+    return "\n".join(block)

@@ -1,0 +1,217 @@
+"""Agreement between two raters (two judges, or a judge and people) on the same NC-Bench rows.
+
+Cohen's kappa and percent agreement at two levels, each with a seeded percentile bootstrap 95%
+interval over rows:
+- label level: each rater's *first* label per row (``label_mode="first"``, a single category, as kappa
+  needs), or the whole label *set* (``label_mode="set"``: two rows agree when the sets are equal);
+  an unparsed answer is its own category;
+- pass/fail level: whether each rater's labels pass the row (the NC-Bench rule).
+
+Example (the two-rater yes/no table used to teach kappa: 20 yes/yes, 5 yes/no, 10 no/yes, 15 no/no):
+    >>> a = ["yes"] * 25 + ["no"] * 25
+    >>> b = ["yes"] * 20 + ["no"] * 5 + ["yes"] * 10 + ["no"] * 15
+    >>> round(cohen_kappa(a, b), 6)
+    0.4
+"""
+
+from __future__ import annotations
+
+import json
+import math
+import os
+from collections.abc import Hashable, Sequence
+from dataclasses import asdict, dataclass
+from pathlib import Path
+from typing import Any, Literal
+
+from ..errors import DataFormatError
+
+LabelMode = Literal["first", "set"]
+UNPARSED = "(unparsed)"
+
+
+@dataclass(frozen=True)
+class Interval:
+    value: float
+    low: float
+    high: float
+
+
+@dataclass(frozen=True)
+class AgreementResult:
+    n: int
+    label_mode: str
+    label_kappa: Interval
+    label_agreement: Interval  # percent
+    pass_kappa: Interval | None
+    pass_agreement: Interval | None  # percent
+    n_bootstrap: int
+    seed: int
+
+    def to_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+    def lines(self) -> list[str]:
+        out = [f"rows: {self.n}   bootstrap: {self.n_bootstrap} resamples, seed {self.seed}, 95% intervals"]
+        rows = [(f"labels ({self.label_mode} label)", self.label_kappa, self.label_agreement)]
+        if self.pass_kappa is not None and self.pass_agreement is not None:
+            rows.append(("pass/fail", self.pass_kappa, self.pass_agreement))
+        for name, kappa, agree in rows:
+            out.append(
+                f"{name:<20} kappa {kappa.value:.3f} [{kappa.low:.3f}, {kappa.high:.3f}]   "
+                f"agreement {agree.value:.1f}% [{agree.low:.1f}, {agree.high:.1f}]"
+            )
+        return out
+
+
+def cohen_kappa(a: Sequence[Hashable], b: Sequence[Hashable]) -> float:
+    """Cohen's kappa of two raters' categories; NaN when chance agreement is 1 (one shared category)."""
+    codes_a, codes_b, k = _encode(a, b)
+    return _kappa_counts(_confusion(codes_a, codes_b, k))
+
+
+def agreement(
+    labels_a: Sequence[Sequence[str]],
+    labels_b: Sequence[Sequence[str]],
+    passes_a: Sequence[bool] | None = None,
+    passes_b: Sequence[bool] | None = None,
+    *,
+    label_mode: LabelMode = "first",
+    n_bootstrap: int = 1000,
+    seed: int = 0,
+) -> AgreementResult:
+    """Kappa and percent agreement with bootstrap intervals, at label and (given passes) pass/fail level."""
+    if len(labels_a) != len(labels_b):
+        raise ValueError(f"rater A has {len(labels_a)} rows, rater B {len(labels_b)}")
+    if label_mode not in ("first", "set"):
+        raise ValueError(f"label_mode must be 'first' or 'set', got {label_mode!r}")
+    import numpy as np
+
+    rng = np.random.default_rng(seed)
+    n = len(labels_a)
+    samples = rng.integers(0, n, size=(n_bootstrap, n)) if n else np.zeros((0, 0), dtype=int)
+    cat_a = [_category(x, label_mode) for x in labels_a]
+    cat_b = [_category(x, label_mode) for x in labels_b]
+    label_kappa, label_agree = _with_intervals(cat_a, cat_b, samples)
+    pass_kappa = pass_agree = None
+    if passes_a is not None and passes_b is not None:
+        pass_kappa, pass_agree = _with_intervals(list(passes_a), list(passes_b), samples)
+    return AgreementResult(n, label_mode, label_kappa, label_agree, pass_kappa, pass_agree, n_bootstrap, seed)
+
+
+def _category(labels: Sequence[str], mode: str) -> Hashable:
+    if not labels:
+        return UNPARSED
+    return labels[0] if mode == "first" else frozenset(labels)
+
+
+def _encode(a: Sequence[Hashable], b: Sequence[Hashable]) -> tuple[Any, Any, int]:
+    import numpy as np
+
+    if len(a) != len(b):
+        raise ValueError(f"rater A has {len(a)} rows, rater B {len(b)}")
+    index: dict[Hashable, int] = {}
+    codes = [index.setdefault(x, len(index)) for x in [*a, *b]]
+    return np.array(codes[: len(a)], dtype=int), np.array(codes[len(a) :], dtype=int), max(len(index), 1)
+
+
+def _confusion(codes_a: Any, codes_b: Any, k: int) -> Any:
+    import numpy as np
+
+    return np.bincount(codes_a * k + codes_b, minlength=k * k).reshape(k, k)
+
+
+def _kappa_counts(table: Any) -> float:
+    total = table.sum()
+    if total == 0:
+        return math.nan
+    observed = table.trace() / total
+    chance = float((table.sum(axis=1) * table.sum(axis=0)).sum()) / total**2
+    return math.nan if chance == 1.0 else float((observed - chance) / (1.0 - chance))
+
+
+def _with_intervals(a: Sequence[Hashable], b: Sequence[Hashable], samples: Any) -> tuple[Interval, Interval]:
+    import numpy as np
+
+    codes_a, codes_b, k = _encode(a, b)
+    kappa = _kappa_counts(_confusion(codes_a, codes_b, k))
+    agree = 100.0 * float(np.mean(codes_a == codes_b)) if len(codes_a) else math.nan
+    boot_kappa = np.array([_kappa_counts(_confusion(codes_a[s], codes_b[s], k)) for s in samples])
+    boot_agree = 100.0 * (codes_a[samples] == codes_b[samples]).mean(axis=1) if len(samples) else np.array([])
+    return _interval(kappa, boot_kappa), _interval(agree, boot_agree)
+
+
+def _interval(value: float, boot: Any) -> Interval:
+    import numpy as np
+
+    finite = boot[np.isfinite(boot)]
+    if not len(finite):
+        return Interval(value, math.nan, math.nan)
+    low, high = np.percentile(finite, [2.5, 97.5])
+    return Interval(value, float(low), float(high))
+
+
+def read_ratings(path: str | os.PathLike[str], rules: str = "paper") -> dict[tuple[str, Any], tuple[list[str], bool | None]]:
+    """Read one rater's JSON Lines: key (set, id) -> (labels, passed).
+
+    Each line needs ``id`` (and ``set`` where ids repeat across sets) and either ``labels`` (a list) or
+    ``judge_output`` (raw text, parsed here). ``passed`` is taken as given, else computed from
+    ``acceptable_labels``, else from the pattern table via ``set`` and ``task``; else left unknown.
+    """
+    from ..nc.judge_output import parse_judge_output
+    from ..nc.patterns import pattern_table
+    from .ncbench_action import row_passes
+
+    ratings: dict[tuple[str, Any], tuple[list[str], bool | None]] = {}
+    with open(path, encoding="utf-8") as f:
+        for lineno, line in enumerate(f, start=1):
+            where = f"{Path(path).name} line {lineno}"
+            try:
+                record = json.loads(line)
+            except json.JSONDecodeError as err:
+                raise DataFormatError(f"{where}: not valid JSON ({err.msg})") from err
+            if "id" not in record:
+                raise DataFormatError(f"{where}: field 'id' is missing")
+            if isinstance(record.get("labels"), list):
+                labels = [str(x) for x in record["labels"]]
+            elif isinstance(record.get("judge_output"), str):
+                labels = list(parse_judge_output(record["judge_output"]).labels)
+            else:
+                raise DataFormatError(f"{where}: needs field 'labels' (a list) or 'judge_output' (text)")
+            passed = record.get("passed")
+            if passed is None and "acceptable_labels" in record:
+                passed = bool(labels) and row_passes(labels, record["acceptable_labels"])
+            elif passed is None and "set" in record and "task" in record:
+                acceptable = pattern_table().acceptable_labels(record["set"], record["task"], rules)  # type: ignore[arg-type]
+                passed = bool(labels) and row_passes(labels, acceptable)
+            key = (str(record.get("set", "")), record["id"])
+            if key in ratings:
+                raise DataFormatError(f"{where}: row {key} appears twice")
+            ratings[key] = (labels, passed)
+    return ratings
+
+
+def agreement_files(
+    path_a: str | os.PathLike[str],
+    path_b: str | os.PathLike[str],
+    *,
+    label_mode: LabelMode = "first",
+    n_bootstrap: int = 1000,
+    seed: int = 0,
+) -> AgreementResult:
+    """:func:`agreement` on two raters' files; every row must be rated by both."""
+    a, b = read_ratings(path_a), read_ratings(path_b)
+    if set(a) != set(b):
+        only_a, only_b = sorted(set(a) - set(b), key=str)[:5], sorted(set(b) - set(a), key=str)[:5]
+        raise DataFormatError(f"the raters rated different rows: only in A {only_a}, only in B {only_b} (first 5 each)")
+    keys = sorted(a, key=str)
+    passes_known = all(a[k][1] is not None and b[k][1] is not None for k in keys)
+    return agreement(
+        [a[k][0] for k in keys],
+        [b[k][0] for k in keys],
+        [bool(a[k][1]) for k in keys] if passes_known else None,
+        [bool(b[k][1]) for k in keys] if passes_known else None,
+        label_mode=label_mode,
+        n_bootstrap=n_bootstrap,
+        seed=seed,
+    )
