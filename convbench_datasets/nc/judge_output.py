@@ -57,8 +57,9 @@ def vocabulary() -> dict[str, str]:
     return table
 
 
+@lru_cache(maxsize=1 << 14)
 def canonical_label(piece: str) -> str | None:
-    """The label a piece of judge output names, or None."""
+    """The label a piece of judge output names, or None (cached: judges repeat themselves)."""
     text = _BULLET.sub("", piece.strip()).strip(_EDGE_MARKS)
     for candidate in (text, _TRAILING_NOTE.sub("", text).strip(_EDGE_MARKS)):
         label = vocabulary().get(_key(candidate))

@@ -1,0 +1,90 @@
+"""Judge agreement: kappa on textbook tables, bootstrap intervals, the file format and the CLI."""
+
+from __future__ import annotations
+
+import json
+import math
+from pathlib import Path
+
+import pytest
+
+from convbench_datasets.cli import main
+from convbench_datasets.errors import DataFormatError
+from convbench_datasets.scoring.agreement import agreement, agreement_files, cohen_kappa
+
+# The classic 2x2 teaching table: 20 yes/yes, 5 yes/no, 10 no/yes, 15 no/no (50 items).
+# p_o = 35/50 = 0.7; p_e = 0.5*0.6 + 0.5*0.4 = 0.5; kappa = (0.7 - 0.5) / (1 - 0.5) = 0.4.
+RATER_A = ["yes"] * 25 + ["no"] * 25
+RATER_B = ["yes"] * 20 + ["no"] * 5 + ["yes"] * 10 + ["no"] * 15
+
+
+def test_textbook_kappa() -> None:
+    assert cohen_kappa(RATER_A, RATER_B) == pytest.approx(0.4)
+
+
+def test_three_category_kappa_by_hand() -> None:
+    # a: A A B B C C ; b: A B B B C A.  p_o = 4/6.  marginals a: A 2, B 2, C 2; b: A 2, B 3, C 1.
+    # p_e = (2*2 + 2*3 + 2*1) / 36 = 12/36 = 1/3; kappa = (2/3 - 1/3) / (2/3) = 0.5.
+    assert cohen_kappa(list("AABBCC"), list("ABBBCA")) == pytest.approx(0.5)
+
+
+def test_identical_and_degenerate_raters() -> None:
+    assert cohen_kappa(list("ABAB"), list("ABAB")) == 1.0
+    assert math.isnan(cohen_kappa(list("AAAA"), list("AAAA")))  # chance agreement is 1: undefined
+
+
+def test_agreement_levels_and_intervals() -> None:
+    labels_a = [[x.capitalize()] for x in RATER_A]
+    labels_b = [[x.capitalize()] for x in RATER_B]
+    passes_a = [x == "yes" for x in RATER_A]
+    passes_b = [x == "yes" for x in RATER_B]
+    result = agreement(labels_a, labels_b, passes_a, passes_b, n_bootstrap=500, seed=1)
+    assert result.label_kappa.value == pytest.approx(0.4) and result.pass_kappa.value == pytest.approx(0.4)
+    assert result.label_agreement.value == pytest.approx(70.0)
+    for interval in (result.label_kappa, result.label_agreement, result.pass_kappa, result.pass_agreement):
+        assert interval.low <= interval.value <= interval.high and interval.low < interval.high
+    assert agreement(labels_a, labels_b, n_bootstrap=500, seed=1) .label_kappa == result.label_kappa  # seeded
+
+
+def test_first_label_versus_set_mode() -> None:
+    a = [["Repeat", "Other"], ["Answer"]]
+    b = [["Repeat"], ["Answer"]]
+    assert agreement(a, b, label_mode="first", n_bootstrap=10).label_agreement.value == 100.0
+    assert agreement(a, b, label_mode="set", n_bootstrap=10).label_agreement.value == 50.0
+
+
+def _write(path: Path, rows: list[dict]) -> Path:
+    path.write_text("".join(json.dumps(r) + "\n" for r in rows))
+    return path
+
+
+def test_files_and_cli(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    # Rater A gives labels, rater B raw judge text; passes come from the pattern table via set + task.
+    a = _write(tmp_path / "a.jsonl", [
+        {"set": "basic", "id": 100, "task": "repeat request", "labels": ["Repeat"]},
+        {"set": "basic", "id": 101, "task": "repeat request", "labels": ["Paraphrase"]},
+        {"set": "rag", "id": 100, "task": "repeat request", "labels": ["Repeat"]},
+    ])
+    b = _write(tmp_path / "b.jsonl", [
+        {"set": "rag", "id": 100, "task": "repeat request", "judge_output": "repeat"},
+        {"set": "basic", "id": 101, "task": "repeat request", "judge_output": "Repeat"},
+        {"set": "basic", "id": 100, "task": "repeat request", "judge_output": "Repeat."},
+    ])
+    result = agreement_files(a, b, n_bootstrap=50)
+    assert result.n == 3 and result.label_agreement.value == pytest.approx(200 / 3)
+    assert result.pass_agreement.value == pytest.approx(200 / 3)
+    assert main(["agreement", str(a), str(b), "--bootstrap", "50", "--json"]) == 0
+    printed = json.loads(capsys.readouterr().out)
+    assert printed["n"] == 3 and printed["label_mode"] == "first"
+    assert main(["agreement", str(a), str(b), "--bootstrap", "50"]) == 0
+    assert "pass/fail" in capsys.readouterr().out
+
+
+def test_different_rows_are_an_error(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    a = _write(tmp_path / "a.jsonl", [{"id": 1, "labels": ["Repeat"]}, {"id": 2, "labels": ["Repeat"]}])
+    b = _write(tmp_path / "b.jsonl", [{"id": 1, "labels": ["Repeat"]}])
+    with pytest.raises(DataFormatError, match=r"only in A \[\('', 2\)\]"):
+        agreement_files(a, b)
+    bad = _write(tmp_path / "bad.jsonl", [{"id": 1, "verdict": "Repeat"}])
+    assert main(["agreement", str(bad), str(b)]) == 1
+    assert "bad.jsonl line 1: needs field 'labels'" in capsys.readouterr().err

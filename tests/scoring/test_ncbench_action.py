@@ -1,0 +1,160 @@
+"""NC-Bench action scoring: the pass rule, per-pattern and weighted accuracy, failure breakdown."""
+
+from __future__ import annotations
+
+import pytest
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from convbench_datasets.scoring.ncbench_action import row_passes, score_actions
+
+CLOSER = ["PreClosing", "Silence", "NewTopic", "NonVerbal", "Acknowledgment", "Acknowledgement", "Assessment",
+          "GratitudeReceipt", "AppreciationReceipt"]
+ABORT = ["PreClosing", "Silence", "GratitudeReceipt", "Acknowledgment", "NewTopic", "Apology"]
+REPEAT = ["Repeat", "Partial Repeat"]
+
+
+@pytest.mark.parametrize(
+    "answer,acceptable,passes",
+    [
+        ("Silence", CLOSER, True),
+        ("Silence, PreClosing", CLOSER, False),     # silence mixed with talk is not silence
+        ("PreClosing, Silence", ABORT, False),
+        ("NonVerbal", CLOSER, True),
+        ("NonVerbal", ABORT, True),                 # released rule: Silence is acceptable, so a lone NonVerbal passes
+        ("NonVerbal, Apology", ABORT, False),
+        ("Silence, Silence", CLOSER, True),         # de-duplicated to one label
+        ("PreClosing, Assessment", CLOSER, True),
+        ("Answer, PreClosing", CLOSER, True),       # any acceptable label passes
+        ("Answer", CLOSER, False),
+        ("Silence", REPEAT, False),                 # the silence clause only applies where silence is acceptable
+        ("Silence, Repeat", REPEAT, True),
+        ("Repeat, OOC", REPEAT, True),
+        ("nothing useful", REPEAT, False),          # unparsed fails
+    ],
+)
+def test_pass_rule(answer: str, acceptable: list[str], passes: bool) -> None:
+    assert score_actions([answer], [acceptable])["passed"] == int(passes)
+
+
+def test_per_pattern_and_weighted_overall() -> None:
+    # Pattern A: 3 rows, 2 pass -> 66.67%; pattern B: 1 row, passes -> 100%.
+    # Weighted overall = (66.67 * 3 + 100 * 1) / 4 = 75.0, equal to 3 of 4 rows; the unweighted mean would be 83.33.
+    out = score_actions(
+        ["Repeat", "Paraphrase", "Repeat", "Definition"],
+        [REPEAT, REPEAT, REPEAT, ["Definition"]],
+        patterns=["Repeat Request", "Repeat Request", "Repeat Request", "Definition Request"],
+        sets=["basic", "basic", "rag", "rag"],
+    )
+    assert out["per_pattern"] == {"Repeat Request": pytest.approx(200 / 3), "Definition Request": 100.0}
+    assert out["pattern_counts"] == {"Repeat Request": 3, "Definition Request": 1}
+    assert out["accuracy"] == pytest.approx(75.0)
+    assert out["per_set"] == {"basic": 50.0, "rag": 100.0}
+    assert out["per_set_pattern"] == {"basic": {"Repeat Request": 50.0}, "rag": {"Repeat Request": 100.0, "Definition Request": 100.0}}
+
+
+def test_failure_breakdown_and_unparsed_count() -> None:
+    # Repeat Request fails 4 rows: labels {Paraphrase}, {Paraphrase, Answer}, {Answer}, unparsed.
+    # Shares of failing rows: Paraphrase 2/4, Answer 2/4, (unparsed) 1/4; first seen wins the tie.
+    out = score_actions(
+        ["Paraphrase", "Paraphrase, Answer", "Answer", "???", "Repeat"],
+        [REPEAT] * 5,
+        patterns=["Repeat Request"] * 5,
+        return_rows=True,
+    )
+    assert out["accuracy"] == 20.0 and out["unparsed"] == 1 and out["unparsed_rows"] == [3]
+    assert out["failure_breakdown"]["Repeat Request"] == {"Paraphrase": 50.0, "Answer": 50.0, "(unparsed)": 25.0}
+    assert out["top_failure_label"] == {"Repeat Request": "Paraphrase"}
+    assert out["passes"] == [False, False, False, False, True]
+    assert out["labels"][1] == ["Paraphrase", "Answer"]
+
+
+def test_out_of_set_answers_are_counted() -> None:
+    out = score_actions(["ChoiceGiving, Repeat", "Repeat"], [REPEAT, REPEAT],
+                        label_sets=[["Repeat", "Other"], ["Repeat", "Other"]])
+    assert out["out_of_set"] == 1 and out["passed"] == 2
+
+
+@pytest.mark.parametrize(
+    "kwargs,error,message",
+    [
+        ({"predictions": ["Repeat"], "references": []}, ValueError, "got 1 predictions but 0 references"),
+        ({"predictions": ["Repeat"], "references": [REPEAT], "patterns": []}, ValueError, "0 patterns"),
+        ({"predictions": [3], "references": [REPEAT]}, TypeError, "row 0: field 'predictions'"),
+        ({"predictions": ["Repeat"], "references": ["Repeat"]}, TypeError, "row 0: field 'references'"),
+        ({"predictions": ["Repeat", "x"], "references": [REPEAT, []]}, ValueError, "row 1: field 'references' is empty"),
+    ],
+)
+def test_bad_input(kwargs: dict, error: type, message: str) -> None:
+    with pytest.raises(error, match=message):
+        score_actions(**kwargs)
+
+
+# An independent statement of the released aggregator (not convbench's code): acceptable labels by
+# task as its chain of tests assigns them, parsing by "\n" -> ",", split, strip, set; then the rule.
+_ANSWER = ["Answer", "NonAnswer", "Definition", "RepeatRequest", "ParaphraseRequest", "ExampleRequest", "DefinitionRequest"]
+
+
+def _released_acceptable(task: str) -> list[str]:
+    if task in {"inquiry", "incremental request", "self-correction", "Self-Correction", "Recommendation-Compact",
+                "Recommendation-Expanded"}:
+        return _ANSWER
+    if task == "Recommendation-Incremental":
+        return _ANSWER + ["DetailRequestGrounded"]
+    if task in {"inquiry ungrounded", "incremental-self-correction"}:
+        return ["NonAnswer", "RepeatRequest", "ParaphraseRequest", "ExampleRequest", "DefinitionRequest"]
+    if task in {"repeat request", "Repeat", "Partial Repeat"}:
+        return REPEAT
+    if task in {"paraphrase request", "Paraphrase"}:
+        return ["Paraphrase", "Definition", "Example"]
+    if task in {"definition request", "Definition"}:
+        return ["Definition"]
+    if task in {"example request", "Example"}:
+        return ["Example"]
+    if "sequence closer" in task or "Closer" in task:
+        return CLOSER
+    if task in {"sequence abort", "Abort"}:
+        return ABORT
+    if "Detail Request" in task:
+        return ["DetailRequestGrounded"]
+    if "Preliminary" in task:
+        return ["Affirmation", "Acknowledgment", "Assessment", "HelpOffer", "DetailRequestGrounded"]
+    if task == "Expansion-Choices":
+        return ["ChoiceGiving"]
+    if task == "Expansion-Repair":
+        return ["Repeat", "Partial Repeat", "Paraphrase", "Example", "Definition"]
+    return []
+
+
+def _released_score(output: str, task: str) -> int:
+    labels = {piece.strip() for piece in output.replace("\n", ",").split(",") if piece}
+    accepted = _released_acceptable(task)
+    if "Silence" in accepted or "NonVerbal" in accepted:
+        if "Silence" in labels or "NonVerbal" in labels:
+            return int(len(labels) == 1)
+    return int(any(label in accepted for label in labels))
+
+
+def test_released_rule_on_random_answers(nc_rows: dict) -> None:
+    rows = [row for rows in nc_rows.values() for row in rows]
+    assert len(rows) == 720
+
+    @settings(max_examples=3000, deadline=None, derandomize=True)
+    @given(st.data())
+    def check(data: st.DataObject) -> None:
+        row = rows[data.draw(st.integers(0, 719))]
+        vocabulary = sorted(set(row["label_set"]) | set(row["acceptable_labels_released_script"]))
+        labels = data.draw(st.lists(st.sampled_from(vocabulary), min_size=1, max_size=4))
+        separator = data.draw(st.sampled_from([", ", ",", "\n", " ,\n"]))
+        answer = separator.join(labels)
+        ours = score_actions([answer], [row["acceptable_labels_released_script"]])["passed"]
+        assert ours == _released_score(answer, row["task"]), (row["set"], row["task"], answer)
+
+    check()
+
+
+def test_paper_rules_accept_answer_on_incremental_correction(nc_rows: dict) -> None:
+    row = next(r for r in nc_rows["rag"] if r["task"] == "incremental-self-correction")
+    assert score_actions(["Answer"], [row["acceptable_labels"]])["passed"] == 1
+    assert score_actions(["Answer"], [row["acceptable_labels_released_script"]])["passed"] == 0
+    assert row_passes(["Answer"], row["acceptable_labels"])

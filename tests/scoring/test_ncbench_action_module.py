@@ -1,0 +1,42 @@
+"""The evaluate module loads offline by path and gives the direct API's numbers; its examples run."""
+
+from __future__ import annotations
+
+import doctest
+import os
+from pathlib import Path
+
+import pytest
+
+from convbench_datasets.scoring.ncbench_action import score_actions
+
+MODULE = Path(__file__).resolve().parents[2] / "metrics" / "ncbench_action"
+
+
+@pytest.fixture(scope="module")
+def metric():
+    evaluate = pytest.importorskip("evaluate")
+    assert os.environ.get("HF_EVALUATE_OFFLINE") == "1"
+    return evaluate.load(str(MODULE))
+
+
+def test_same_numbers_as_the_direct_api(metric) -> None:
+    predictions = ["Repeat", "Paraphrase, Answer", "", "Silence", "Silence, PreClosing"]
+    references = [["Repeat"], ["Repeat"], ["Repeat"], ["Silence", "PreClosing"], ["Silence", "PreClosing"]]
+    patterns = ["Repeat Request"] * 3 + ["Sequence Closer"] * 2
+    sets = ["basic", "rag", "rag", "basic", "rag"]
+    direct = score_actions(predictions, references, patterns=patterns, sets=sets)
+    via_evaluate = metric.compute(predictions=predictions, references=references, patterns=patterns, sets=sets)
+    assert via_evaluate == direct
+    assert direct["accuracy"] == 40.0 and direct["unparsed"] == 1
+
+
+def test_module_docstring_examples_run(metric, monkeypatch: pytest.MonkeyPatch) -> None:
+    import evaluate
+
+    monkeypatch.chdir(MODULE.parents[1])  # the example loads "metrics/ncbench_action"
+    module = type(metric).__module__
+    import sys
+
+    results = doctest.testmod(sys.modules[module], extraglobs={"evaluate": evaluate}, verbose=False)
+    assert results.attempted >= 1 and results.failed == 0
