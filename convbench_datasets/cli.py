@@ -37,7 +37,92 @@ def _parser() -> argparse.ArgumentParser:
     agree.add_argument("--bootstrap", type=int, default=1000, metavar="N", help="bootstrap resamples (default 1000)")
     agree.add_argument("--seed", type=int, default=0)
     agree.add_argument("--json", action="store_true", help="print the result as JSON")
+    run = commands.add_parser("run", help="generate, judge and score a benchmark with a model")
+    run.add_argument("name", choices=["nc"], help="benchmark (nc)")
+    run.add_argument("--config", default="all", help="basic, rag, complex_request or all (default)")
+    run.add_argument("--model", required=True, help="generator spec: hf:<path>, openai:<model>, baseline:silence|repeat")
+    run.add_argument("--judge", required=True, help="judge spec, same forms")
+    run.add_argument("--out", required=True, help="run folder for records.jsonl and results.json")
+    run.add_argument("--limit", type=int, help="only the first N rows")
+    run.add_argument("--concurrency", type=int, help="parallel requests for openai backends (default 8)")
+    run.add_argument("--max-new-tokens", type=int, default=1024, help="generator token limit (default 1024)")
+    run.add_argument("--judge-max-new-tokens", type=int, default=128, help="judge token limit (default 128)")
+    run.add_argument("--base-url", help="OpenAI-compatible server for the model (and the judge, unless --judge-base-url)")
+    run.add_argument("--judge-base-url", help="OpenAI-compatible server for the judge")
+    run.add_argument("--api-key-env", help="environment variable holding the API key (default OPENAI_API_KEY)")
+    run.add_argument("--timeout", type=float, help="seconds per request before a retry (default 120)")
+    run.add_argument("--device", help="hf backends: cpu, cuda, cuda:1... (default: cuda if available)")
+    run.add_argument("--dtype", help="hf backends: float32, bfloat16, float16 or auto (default)")
+    run.add_argument("--batch-size", type=int, help="hf backends: prompts per batch (default 8)")
+    run.add_argument("--judge-template", metavar="FILE", help="your own judge template (YAML: system, user, labels)")
+    run.add_argument("--all-lines", action="store_true", help="judge the whole response, not only its first line")
+    run.add_argument("--rules", choices=["paper", "released_script"], default="paper", help="acceptable-label rules")
+    run.add_argument("--dataset", metavar="DIR", help="a folder from `convbench build nc` (default: build into the cache)")
+    run.add_argument("--sources", metavar="DIR", help="upstream mirror for building the dataset")
+    run.add_argument("--cache", metavar="FILE", help="response cache (default $CONVBENCH_CACHE/responses.sqlite)")
+    run.add_argument("--no-progress", action="store_true")
+
+    score = commands.add_parser("score", help="re-score a run folder from its records (no model calls)")
+    score.add_argument("rundir")
+
+    cache = commands.add_parser("cache", help="inspect or clear the response cache")
+    cache.add_argument("action", choices=["stats", "clear"])
+    cache.add_argument("--cache", metavar="FILE", help="cache file (default $CONVBENCH_CACHE/responses.sqlite)")
+    cache.add_argument("--model", help="clear: only this model's entries")
     return parser
+
+
+def _backend_options(args: argparse.Namespace, base_url: str | None) -> dict:
+    return {
+        "base_url": base_url, "concurrency": args.concurrency, "api_key_env": args.api_key_env,
+        "timeout": args.timeout, "device": args.device, "dtype": args.dtype, "batch_size": args.batch_size,
+    }
+
+
+def _cmd_run(args: argparse.Namespace) -> None:
+    from .runner import run_nc
+
+    result = run_nc(
+        model=args.model, judge=args.judge, out=args.out, config=args.config, limit=args.limit,
+        max_new_tokens=args.max_new_tokens, judge_max_new_tokens=args.judge_max_new_tokens,
+        first_line_only=not args.all_lines, template=args.judge_template, rules=args.rules, cache=args.cache,
+        dataset=args.dataset, sources=args.sources,
+        backend_options=_backend_options(args, args.base_url),
+        judge_options=_backend_options(args, args.judge_base_url or args.base_url),
+        progress=not args.no_progress,
+    )
+    _print_results(result.results, result.path)
+
+
+def _print_results(results: dict, path: object) -> None:
+    print(f"accuracy {results['accuracy']:.1f}% over {results['n']} rows ({results['unparsed']} unparsed judge answers)")
+    for name, accuracy in results.get("per_set", {}).items():
+        print(f"  {name:<20} {accuracy:6.1f}%")
+    stats = results.get("stats", {})
+    if stats:
+        print(f"model calls {stats.get('model_calls')}, judge calls {stats.get('judge_calls')} (the rest from cache)")
+    print(f"wrote {path}/records.jsonl and {path}/results.json")
+
+
+def _cmd_score(args: argparse.Namespace) -> None:
+    from .runner import score_run
+
+    result = score_run(args.rundir)
+    _print_results(result.results, result.path)
+
+
+def _cmd_cache(args: argparse.Namespace) -> None:
+    from .runner import ResponseCache
+
+    with ResponseCache(args.cache) as cache:
+        if args.action == "clear":
+            print(f"deleted {cache.clear(args.model)} entries from {cache.path}")
+            return
+        stats = cache.stats()
+    print(f"{stats['path']}: {stats['entries']} entries, {stats['bytes']} bytes")
+    for m in stats["models"]:
+        print(f"  {m['backend']}:{m['model']}  {m['entries']} entries, {m['prompt_tokens']} prompt + "
+              f"{m['completion_tokens']} completion tokens")
 
 
 def _cmd_agreement(args: argparse.Namespace) -> None:
@@ -67,7 +152,14 @@ def _cmd_build(args: argparse.Namespace) -> None:
     print("\n".join(summary.lines()))
 
 
-COMMANDS = {"list": _cmd_list, "build": _cmd_build, "agreement": _cmd_agreement}
+COMMANDS = {
+    "list": _cmd_list,
+    "build": _cmd_build,
+    "run": _cmd_run,
+    "score": _cmd_score,
+    "cache": _cmd_cache,
+    "agreement": _cmd_agreement,
+}
 
 
 def main(argv: Sequence[str] | None = None) -> int:

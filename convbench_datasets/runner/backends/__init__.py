@@ -1,0 +1,42 @@
+"""Model backends by spec string: ``hf:<path or id>``, ``openai:<model>``, ``baseline:silence|repeat``.
+
+Example:
+    >>> backend_from_spec("baseline:repeat").spec
+    'baseline:repeat'
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from ...errors import ConvbenchError
+from .base import Backend, Generation, GenerationParams, Messages
+
+KINDS = ("hf", "openai", "baseline")
+
+
+def backend_from_spec(spec: str | Backend, **options: Any) -> Backend:
+    """Make a backend from a spec. ``options`` go to the backend that takes them (``base_url``,
+    ``concurrency``, ``api_key_env``, ``timeout`` for openai; ``device``, ``dtype``, ``batch_size`` for hf);
+    unset (None) options keep the backend's defaults. A Backend object passes through unchanged."""
+    if isinstance(spec, Backend):
+        return spec
+    kind, _, target = spec.partition(":")
+    if kind not in KINDS or not target:
+        raise ConvbenchError(f"bad model spec {spec!r}: expected one of hf:<path>, openai:<model>, baseline:<name>")
+    given = {k: v for k, v in options.items() if v is not None}
+    if kind == "baseline":
+        from .baseline import BaselineBackend
+
+        return BaselineBackend(target)
+    if kind == "openai":
+        from .openai_compat import OpenAICompatBackend
+
+        keys = ("base_url", "concurrency", "api_key_env", "timeout", "retry")
+        return OpenAICompatBackend(target, **{k: v for k, v in given.items() if k in keys})
+    from .hf import HFBackend
+
+    return HFBackend(target, **{k: v for k, v in given.items() if k in ("device", "dtype", "batch_size")})
+
+
+__all__ = ["Backend", "Generation", "GenerationParams", "Messages", "backend_from_spec"]

@@ -1,0 +1,59 @@
+"""What every model backend shares: generation parameters, results, and the interface."""
+
+from __future__ import annotations
+
+from abc import ABC, abstractmethod
+from collections.abc import Iterator, Sequence
+from dataclasses import asdict, dataclass
+from typing import Any
+
+Messages = list[dict[str, str]]
+
+
+@dataclass(frozen=True)
+class GenerationParams:
+    """Decoding settings; part of every cache key. Greedy (temperature 0) unless said otherwise."""
+
+    max_new_tokens: int = 1024
+    temperature: float = 0.0
+
+    def to_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+
+@dataclass(frozen=True)
+class Generation:
+    """One model answer, or the error that prevented it (``error`` set, ``text`` empty)."""
+
+    text: str
+    prompt_tokens: int = 0
+    completion_tokens: int = 0
+    seconds: float = 0.0
+    error: str | None = None
+
+
+class Backend(ABC):
+    """A model behind a spec string (``hf:...``, ``openai:...``, ``baseline:...``).
+
+    ``generate`` yields ``(index, Generation)`` as answers complete, in any order, so that the
+    caller can store each one at once: an interrupted run loses only what was in flight.
+    """
+
+    kind: str = ""
+    model: str = ""
+    calls: int = 0  # model calls made (not counting retries), for tests and run statistics
+
+    @property
+    def spec(self) -> str:
+        return f"{self.kind}:{self.model}"
+
+    def identity(self) -> dict[str, Any]:
+        """What, besides prompt and parameters, decides the answer (the cache key uses it)."""
+        return {"kind": self.kind, "model": self.model}
+
+    @abstractmethod
+    def generate(self, prompts: Sequence[Messages], params: GenerationParams) -> Iterator[tuple[int, Generation]]:
+        ...
+
+    def close(self) -> None:
+        """Release resources (models, sessions)."""

@@ -1,0 +1,90 @@
+"""Local causal language models through transformers (the ``hf`` extra): ``hf:<folder or hub id>``.
+
+Prompts are rendered with the tokenizer's chat template when it has one, else as plain
+``ROLE: content`` lines ending in ``ASSISTANT:``. Decoding is greedy, batched, with left padding
+(so every prompt ends where generation starts); prompts are sorted by length to waste little padding.
+"""
+
+from __future__ import annotations
+
+import time
+from collections.abc import Iterator, Sequence
+from typing import Any
+
+from ...errors import ConvbenchError
+from .base import Backend, Generation, GenerationParams, Messages
+
+EXTRA_HINT = "the hf backend needs torch and transformers: pip install 'convbench[hf]'"
+
+
+def plain_prompt(messages: Messages) -> str:
+    """The fallback rendering for tokenizers without a chat template."""
+    lines = [f"{m['role'].upper()}: {m['content']}" for m in messages]
+    return "\n".join(lines + ["ASSISTANT:"])
+
+
+class HFBackend(Backend):
+    kind = "hf"
+
+    def __init__(self, model: str, *, device: str = "auto", dtype: str = "auto", batch_size: int = 8) -> None:
+        try:
+            import torch
+            import transformers
+        except ImportError as err:
+            raise ConvbenchError(f"{EXTRA_HINT} ({err})") from None
+        self.model = model
+        self.dtype = dtype
+        self.batch_size = batch_size
+        self.calls = 0
+        self._torch = torch
+        self.device = ("cuda" if torch.cuda.is_available() else "cpu") if device == "auto" else device
+        try:
+            self.tokenizer = transformers.AutoTokenizer.from_pretrained(model)
+            weights = "auto" if dtype == "auto" else getattr(torch, dtype)
+            self.lm = transformers.AutoModelForCausalLM.from_pretrained(model, dtype=weights)
+        except (OSError, ValueError, AttributeError) as err:
+            raise ConvbenchError(f"cannot load hf model {model!r}: {err}") from None
+        self.lm.to(self.device).eval()
+        self.tokenizer.padding_side = "left"
+        if self.tokenizer.pad_token is None:
+            self.tokenizer.pad_token = self.tokenizer.eos_token
+
+    def identity(self) -> dict[str, Any]:
+        return {"kind": self.kind, "model": self.model, "dtype": self.dtype}
+
+    def render(self, messages: Messages) -> str:
+        if getattr(self.tokenizer, "chat_template", None):
+            return self.tokenizer.apply_chat_template(messages, tokenize=False, add_generation_prompt=True)
+        return plain_prompt(messages)
+
+    def generate(self, prompts: Sequence[Messages], params: GenerationParams) -> Iterator[tuple[int, Generation]]:
+        texts = [self.render(m) for m in prompts]
+        order = sorted(range(len(texts)), key=lambda i: len(texts[i]))
+        for start in range(0, len(order), self.batch_size):
+            batch = order[start : start + self.batch_size]
+            yield from zip(batch, self._generate_batch([texts[i] for i in batch], params))
+
+    def _generate_batch(self, texts: list[str], params: GenerationParams) -> list[Generation]:
+        torch = self._torch
+        began = time.perf_counter()
+        encoded = self.tokenizer(texts, return_tensors="pt", padding=True, add_special_tokens=False).to(self.device)
+        options: dict[str, Any] = {"max_new_tokens": params.max_new_tokens, "pad_token_id": self.tokenizer.pad_token_id}
+        if params.temperature > 0:
+            options.update(do_sample=True, temperature=params.temperature)
+        else:
+            options.update(do_sample=False)
+        with torch.inference_mode():
+            output = self.lm.generate(**encoded, **options)
+        self.calls += len(texts)
+        new_tokens = output[:, encoded["input_ids"].shape[1] :]
+        seconds = (time.perf_counter() - began) / len(texts)
+        prompt_lengths = encoded["attention_mask"].sum(dim=1).tolist()
+        results = []
+        for row, length in zip(new_tokens, prompt_lengths):
+            kept = row[row != self.tokenizer.pad_token_id] if self.tokenizer.pad_token_id is not None else row
+            text = self.tokenizer.decode(kept, skip_special_tokens=True)
+            results.append(Generation(text.strip(), int(length), int(kept.numel()), seconds))
+        return results
+
+    def close(self) -> None:
+        del self.lm

@@ -1,0 +1,251 @@
+"""``convbench run nc``: generate the next turn for each NC-Bench row, judge it, score it.
+
+A run folder holds ``records.jsonl`` (one line per row) and ``results.json`` (the metric's tables and
+the signature that says exactly what produced them). :func:`score_run` re-scores a folder from its
+records without calling any model.
+
+Example (no model needed: a baseline generator and a baseline "judge" that answers empty turns):
+    >>> import tempfile
+    >>> run = run_nc(model="baseline:repeat", judge="baseline:silence", out=tempfile.mkdtemp(),
+    ...              config="basic", limit=3, progress=False)             # doctest: +SKIP
+    >>> run.results["n"], run.results["unparsed"]                        # doctest: +SKIP
+    (3, 3)
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import time
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from .._version import __version__
+from ..errors import ConvbenchError
+from ..nc.judge_output import parse_judge_output
+from ..nc.judge_prompt import JudgeTemplate, judge_messages, load_template
+from ..scoring.ncbench_action import row_passes, score_actions
+from .backends import Backend, GenerationParams, backend_from_spec
+from .cache import ResponseCache
+from .stage import complete
+
+CONFIGS = ("basic", "rag", "complex_request", "all")
+JUDGE_MAX_NEW_TOKENS = 128  # the released pipeline's judge limit: labels are short
+
+
+@dataclass
+class NCRun:
+    """A finished run: its folder, the per-row records and the results (with signature)."""
+
+    path: Path
+    records: list[dict[str, Any]]
+    results: dict[str, Any]
+    stats: dict[str, Any] = field(default_factory=dict)
+
+    def to_pandas(self) -> Any:
+        """The records as a DataFrame (one row per benchmark row)."""
+        import pandas as pd
+
+        return pd.DataFrame(self.records)
+
+    def pattern_table(self) -> Any:
+        """Accuracy per (set, pattern) as a DataFrame, in percent."""
+        import pandas as pd
+
+        rows = [
+            {"set": s, "pattern": p, "accuracy": acc}
+            for s, patterns in self.results.get("per_set_pattern", {}).items()
+            for p, acc in patterns.items()
+        ]
+        return pd.DataFrame(rows)
+
+
+def run_nc(
+    *,
+    model: str | Backend,
+    judge: str | Backend,
+    out: str | os.PathLike[str],
+    config: str = "all",
+    limit: int | None = None,
+    max_new_tokens: int = 1024,
+    judge_max_new_tokens: int = JUDGE_MAX_NEW_TOKENS,
+    first_line_only: bool = True,
+    template: str | os.PathLike[str] | JudgeTemplate | None = None,
+    rules: str = "paper",
+    cache: str | os.PathLike[str] | ResponseCache | None = None,
+    dataset: str | os.PathLike[str] | None = None,
+    sources: str | os.PathLike[str] | None = None,
+    backend_options: dict[str, Any] | None = None,
+    judge_options: dict[str, Any] | None = None,
+    progress: bool = True,
+) -> NCRun:
+    """Generate, judge and score NC-Bench rows; write ``records.jsonl`` and ``results.json`` to ``out``.
+
+    Args:
+        model, judge: spec strings (``hf:...``, ``openai:...``, ``baseline:...``) or Backend objects.
+        config: ``basic``, ``rag``, ``complex_request`` or ``all``.
+        limit: score only the first N rows of the config (for smoke tests).
+        max_new_tokens: the generator's limit (the paper used greedy decoding, 1024 tokens).
+        first_line_only: judge only the first line of each response (the released pipeline's choice).
+        template: a judge template file or object (default: convbench's).
+        rules: ``paper`` or ``released_script`` acceptable labels.
+        cache: the response cache file (default ``$CONVBENCH_CACHE/responses.sqlite``).
+        dataset: a folder written by ``convbench build nc`` (default: build or reuse the cached one).
+        backend_options, judge_options: passed to the backends (base_url, concurrency, device...).
+    """
+    if config not in CONFIGS:
+        raise ConvbenchError(f"unknown NC-Bench config {config!r}; choose one of {', '.join(CONFIGS)}")
+    if rules not in ("paper", "released_script"):
+        raise ConvbenchError(f"rules must be 'paper' or 'released_script', got {rules!r}")
+    rows = _rows(config, dataset, sources, limit)
+    template = template if isinstance(template, JudgeTemplate) else load_template(template)
+    generator = backend_from_spec(model, **(backend_options or {}))
+    judge_backend = backend_from_spec(judge, **(judge_options or backend_options or {}))
+    store = cache if isinstance(cache, ResponseCache) else ResponseCache(cache)
+    gen_params = GenerationParams(max_new_tokens=max_new_tokens)
+    judge_params = GenerationParams(max_new_tokens=judge_max_new_tokens)
+    started = time.time()
+
+    generated = complete(generator, [r["messages"] for r in rows], gen_params, store, desc="generate", progress=progress)
+    responses = [g.text for g in generated.generations]
+    prompts = [judge_messages(r, text, template=template, first_line_only=first_line_only) for r, text in zip(rows, responses)]
+    judged = complete(judge_backend, prompts, judge_params, store, desc="judge", progress=progress)
+
+    signature = {
+        "convbench_version": __version__,
+        "benchmark": "nc",
+        "config": config,
+        "limit": limit,
+        "rows": len(rows),
+        "dataset_fingerprint": dataset_fingerprint(rows),
+        "model": generator.spec,
+        "model_identity": generator.identity(),
+        "generation": gen_params.to_dict(),
+        "judge": judge_backend.spec,
+        "judge_identity": judge_backend.identity(),
+        "judge_generation": judge_params.to_dict(),
+        "judge_template_sha256": template.sha256,
+        "judge_template": template.source,
+        "first_line_only": first_line_only,
+        "rules": rules,
+    }
+    records = [
+        _record(row, gen, jud, gen_hit, jud_hit, rules)
+        for row, gen, jud, gen_hit, jud_hit in zip(rows, generated.generations, judged.generations,
+                                                   generated.cache_hits, judged.cache_hits)
+    ]
+    stats = {
+        "model_calls": generated.model_calls,
+        "judge_calls": judged.model_calls,
+        "model_cache_hits": sum(generated.cache_hits),
+        "judge_cache_hits": sum(judged.cache_hits),
+        "seconds": round(time.time() - started, 3),
+    }
+    path = Path(out)
+    results = write_run(path, records, signature, stats)
+    return NCRun(path, records, results, stats)
+
+
+def _rows(config: str, dataset: Any, sources: Any, limit: int | None) -> list[dict[str, Any]]:
+    if dataset is not None:
+        import datasets
+
+        rows = datasets.load_dataset(str(dataset), config, split="test").to_list()
+    else:
+        from ..api import load
+
+        rows = load("nc", config, split="test", sources=sources).to_list()
+    if limit is not None:
+        if limit < 1:
+            raise ConvbenchError(f"--limit must be at least 1, got {limit}")
+        rows = rows[:limit]
+    return rows
+
+
+def dataset_fingerprint(rows: Sequence[dict[str, Any]]) -> str:
+    canonical = json.dumps(list(rows), sort_keys=True, ensure_ascii=False)
+    return hashlib.sha256(canonical.encode("utf-8")).hexdigest()[:16]
+
+
+def _record(row: dict[str, Any], gen: Any, jud: Any, gen_hit: bool, jud_hit: bool, rules: str) -> dict[str, Any]:
+    parsed = parse_judge_output(jud.text, row["label_set"])
+    acceptable = row["acceptable_labels"] if rules == "paper" else row["acceptable_labels_released_script"]
+    return {
+        "set": row["set"],
+        "id": row["id"],
+        "task": row["task"],
+        "pattern": row["pattern"],
+        "response": gen.text,
+        "judge_output": jud.text,
+        "labels": list(parsed.labels),
+        "out_of_set": list(parsed.out_of_set),
+        "unparsed": parsed.unparsed,
+        "passed": (not parsed.unparsed) and row_passes(parsed.labels, acceptable),
+        "acceptable_labels": list(acceptable),
+        "label_set": list(row["label_set"]),
+        "model_cache_hit": gen_hit,
+        "judge_cache_hit": jud_hit,
+        "completion_tokens": gen.completion_tokens,
+    }
+
+
+def write_run(path: Path, records: list[dict[str, Any]], signature: dict[str, Any], stats: dict[str, Any]) -> dict[str, Any]:
+    """Score ``records`` and write both files (atomically: a reader never sees half a file)."""
+    results = score_records(records)
+    if signature.get("model") == "baseline:repeat":
+        results["judge_sanity"] = repeat_sanity(records)
+    results["signature"] = signature
+    results["stats"] = stats
+    path.mkdir(parents=True, exist_ok=True)
+    _write_atomic(path / "records.jsonl", "".join(json.dumps(r, ensure_ascii=False) + "\n" for r in records))
+    _write_atomic(path / "results.json", json.dumps(results, indent=2, ensure_ascii=False) + "\n")
+    return results
+
+
+def score_records(records: Sequence[dict[str, Any]]) -> dict[str, Any]:
+    return score_actions(
+        [r["judge_output"] for r in records],
+        [r["acceptable_labels"] for r in records],
+        patterns=[r["pattern"] for r in records],
+        sets=[r["set"] for r in records],
+        label_sets=[r["label_set"] for r in records],
+    )
+
+
+def repeat_sanity(records: Sequence[dict[str, Any]]) -> dict[str, Any]:
+    """How often the judge labels the repeat baseline ``Repeat`` on Repeat Request rows (ideal: 100)."""
+    rows = [r for r in records if r["pattern"] == "Repeat Request"]
+    labelled = sum("Repeat" in r["labels"] for r in rows)
+    return {"repeat_request_rows": len(rows), "labelled_repeat": 100.0 * labelled / len(rows) if rows else None}
+
+
+def score_run(path: str | os.PathLike[str]) -> NCRun:
+    """Re-score a run folder from its records (no model calls); rewrites ``results.json``."""
+    folder = Path(path)
+    records_path, results_path = folder / "records.jsonl", folder / "results.json"
+    if not records_path.is_file():
+        raise ConvbenchError(f"{folder} is not a run folder: {records_path} is missing")
+    records = []
+    with open(records_path, encoding="utf-8") as f:
+        for lineno, line in enumerate(f, start=1):
+            try:
+                records.append(json.loads(line))
+            except json.JSONDecodeError as err:
+                raise ConvbenchError(f"{records_path.name} line {lineno}: not valid JSON ({err.msg})") from err
+    previous = json.loads(results_path.read_text(encoding="utf-8")) if results_path.is_file() else {}
+    for record in records:  # labels and verdicts follow the current parser and rule
+        parsed = parse_judge_output(record["judge_output"], record["label_set"])
+        record.update(labels=list(parsed.labels), out_of_set=list(parsed.out_of_set), unparsed=parsed.unparsed,
+                      passed=(not parsed.unparsed) and row_passes(parsed.labels, record["acceptable_labels"]))
+    signature = {**previous.get("signature", {}), "scored_by": __version__}
+    results = write_run(folder, records, signature, previous.get("stats", {}))
+    return NCRun(folder, records, results, previous.get("stats", {}))
+
+
+def _write_atomic(path: Path, text: str) -> None:
+    tmp = path.with_name(f".{path.name}.tmp")
+    tmp.write_text(text, encoding="utf-8")
+    os.replace(tmp, path)
