@@ -1,0 +1,70 @@
+"""The OpenAI-compatible backend against a local server: retries, timeouts, errors, key hygiene."""
+
+from __future__ import annotations
+
+import pytest
+
+from convbench_datasets.runner.backends import GenerationParams
+from convbench_datasets.runner.backends.openai_compat import BackendError, OpenAICompatBackend, RetryPolicy
+from tests.support.openai_server import ServerState, label_for, openai_server
+
+FAST = RetryPolicy(max_retries=3, base_delay=0.01, max_delay=0.05)
+PROMPTS = [[{"role": "user", "content": f"question {i}"}] for i in range(6)]
+PARAMS = GenerationParams(max_new_tokens=16)
+
+
+def _run(model: str, base_url: str, **kwargs) -> dict:
+    backend = OpenAICompatBackend(model, base_url=base_url, retry=kwargs.pop("retry", FAST), **kwargs)
+    return dict(backend.generate(PROMPTS, PARAMS)), backend
+
+
+def test_answers_arrive_with_usage() -> None:
+    with openai_server() as (url, state):
+        out, backend = _run("echo", url, concurrency=3)
+    assert [out[i].text for i in range(6)] == [f"question {i}" for i in range(6)]
+    assert out[0].completion_tokens == 2 and out[0].prompt_tokens > 0 and out[0].error is None
+    assert backend.calls == 6 and state.count() == 6
+
+
+@pytest.mark.parametrize("model", ["fail429", "fail500", "malformed"])
+def test_transient_failures_are_retried(model: str) -> None:
+    with openai_server() as (url, state):
+        out, backend = _run(model, url, concurrency=2)
+    assert all(out[i].text == label_for(PROMPTS[i]) and out[i].error is None for i in range(6))
+    assert state.count() == 12 and backend.retries == 6  # each prompt: one failure, one success
+
+
+def test_slow_replies_time_out_and_are_retried() -> None:
+    with openai_server(ServerState(slow_seconds=1.0)) as (url, state):
+        out, backend = _run("slow", url, concurrency=6, timeout=0.2)
+    assert all(out[i].error is None for i in range(6)) and backend.retries == 6
+
+
+def test_gives_up_after_the_retry_budget_with_a_clear_error() -> None:
+    with openai_server() as (url, state):
+        out, _ = _run("malformed-always", url)
+    assert state.count() == 6 * 4  # 1 try + 3 retries each
+    assert all(g.error and "gave up after 4 attempts: malformed JSON" in g.error for g in out.values())
+
+
+def test_refusals_stop_at_once_without_the_key(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("CONVBENCH_TEST_KEY", "sk-secret-123")
+    with openai_server() as (url, state):
+        backend = OpenAICompatBackend("unauthorized", base_url=url, api_key_env="CONVBENCH_TEST_KEY", retry=FAST)
+        with pytest.raises(BackendError) as err:
+            dict(backend.generate(PROMPTS[:1], PARAMS))
+    assert "HTTP 401" in str(err.value) and "Incorrect API key provided" in str(err.value)
+    assert "sk-secret-123" not in str(err.value) and state.authorizations == ["Bearer sk-secret-123"]
+    assert "sk-secret" not in repr(backend.identity())
+
+
+def test_retry_after_is_honoured_and_backoff_grows() -> None:
+    import random
+
+    policy = RetryPolicy(base_delay=1.0, max_delay=30.0)
+    rng = random.Random(0)
+    assert policy.delay(0, 7.0, rng) == 7.0
+    delays = [policy.delay(a, None, rng) for a in range(5)]
+    # equal jitter: attempt a waits between 2**a / 2 and 2**a seconds
+    assert all(2**a / 2 <= d <= 2**a for a, d in enumerate(delays))
+    assert policy.delay(10, None, rng) <= 30.0

@@ -1,0 +1,121 @@
+"""A small OpenAI-compatible server on 127.0.0.1 for tests and benchmarks.
+
+The model name picks the behaviour (answers are deterministic functions of the request):
+- ``echo``: the last user message, verbatim;
+- ``label``: a label chosen by a hash of the messages, from LABELS (one of them is not a label);
+- ``fail429`` / ``fail500``: the first request for each distinct body fails with that status
+  (429 carries ``Retry-After: 0``), later ones answer like ``label``;
+- ``malformed``: the first request per body gets invalid JSON; ``malformed-always``: every request;
+- ``slow``: the first request per body sleeps ``slow_seconds`` before answering;
+- ``unauthorized``: 401 with an OpenAI-style error body;
+- ``delay``: every request sleeps ``delay_seconds``, then answers like ``label``.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import http.server
+import json
+import threading
+import time
+from collections.abc import Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+
+LABELS = ["Answer", "Repeat", "PreClosing", "Silence", "Definition", "I am not sure"]
+
+
+@dataclass
+class ServerState:
+    slow_seconds: float = 1.0
+    delay_seconds: float = 0.0
+    requests: list[tuple[str, str]] = field(default_factory=list)  # (model, body sha)
+    authorizations: list[str] = field(default_factory=list)
+    seen: set[str] = field(default_factory=set)
+    lock: threading.Lock = field(default_factory=threading.Lock)
+
+    def count(self, model: str | None = None) -> int:
+        with self.lock:
+            return sum(1 for m, _ in self.requests if model is None or m == model)
+
+
+def label_for(messages: list[dict]) -> str:
+    digest = hashlib.sha256(json.dumps(messages, sort_keys=True).encode()).digest()
+    return LABELS[digest[0] % len(LABELS)]
+
+
+def _handler(state: ServerState) -> type[http.server.BaseHTTPRequestHandler]:
+    class Handler(http.server.BaseHTTPRequestHandler):
+        protocol_version = "HTTP/1.1"
+
+        def do_POST(self) -> None:  # noqa: N802
+            body = self.rfile.read(int(self.headers.get("Content-Length", 0)))
+            request = json.loads(body)
+            model, messages = request["model"], request["messages"]
+            sha = hashlib.sha256(body).hexdigest()
+            with state.lock:
+                state.requests.append((model, sha))
+                state.authorizations.append(self.headers.get("Authorization", ""))
+                first = sha not in state.seen
+                state.seen.add(sha)
+            kind = model.split(":")[0]
+            if kind == "unauthorized":
+                return self._json(401, {"error": {"message": "Incorrect API key provided", "type": "invalid_request_error"}})
+            if kind in ("fail429", "fail500") and first:
+                code = 429 if kind == "fail429" else 500
+                return self._json(code, {"error": {"message": "try again"}}, {"Retry-After": "0"} if code == 429 else {})
+            if (kind == "malformed" and first) or kind == "malformed-always":
+                return self._raw(200, b"{not json")
+            if kind == "slow" and first:
+                time.sleep(state.slow_seconds)
+            if kind == "delay":
+                time.sleep(state.delay_seconds)
+            content = messages[-1]["content"] if kind == "echo" else label_for(messages)
+            return self._json(200, {
+                "id": "cmpl-test", "object": "chat.completion", "model": model,
+                "choices": [{"index": 0, "message": {"role": "assistant", "content": content}, "finish_reason": "stop"}],
+                "usage": {"prompt_tokens": len(body) // 4, "completion_tokens": len(content.split()), "total_tokens": 0},
+            })
+
+        def _json(self, code: int, payload: dict, headers: dict | None = None) -> None:
+            self._raw(code, json.dumps(payload).encode(), headers)
+
+        def _raw(self, code: int, data: bytes, headers: dict | None = None) -> None:
+            try:
+                self.send_response(code)
+                self.send_header("Content-Type", "application/json")
+                self.send_header("Content-Length", str(len(data)))
+                for key, value in (headers or {}).items():
+                    self.send_header(key, value)
+                self.end_headers()
+                self.wfile.write(data)
+            except (BrokenPipeError, ConnectionResetError):
+                pass  # the client gave up (timeout test)
+
+        def log_message(self, *args: object) -> None:
+            pass
+
+    return Handler
+
+
+@contextmanager
+def openai_server(state: ServerState | None = None) -> Iterator[tuple[str, ServerState]]:
+    """Serve on 127.0.0.1 (a free port); yields (base_url, state)."""
+    state = state or ServerState()
+    httpd = http.server.ThreadingHTTPServer(("127.0.0.1", 0), _handler(state))
+    httpd.daemon_threads = True
+    thread = threading.Thread(target=httpd.serve_forever, daemon=True)
+    thread.start()
+    try:
+        yield f"http://127.0.0.1:{httpd.server_address[1]}/v1", state
+    finally:
+        httpd.shutdown()
+        httpd.server_close()
+
+
+if __name__ == "__main__":  # python tests/support/openai_server.py PORT: serve until killed
+    import sys
+
+    state = ServerState()
+    server = http.server.ThreadingHTTPServer(("127.0.0.1", int(sys.argv[1])), _handler(state))
+    server.serve_forever()
