@@ -113,9 +113,9 @@ def openai_server(state: ServerState | None = None) -> Iterator[tuple[str, Serve
         httpd.server_close()
 
 
-if __name__ == "__main__":  # python tests/support/openai_server.py PORT: serve until killed
+if __name__ == "__main__":  # python tests/support/openai_server.py PORT [DELAY]: serve until killed
     import sys
 
-    state = ServerState()
+    state = ServerState(delay_seconds=float(sys.argv[2]) if len(sys.argv) > 2 else 0.0)
     server = http.server.ThreadingHTTPServer(("127.0.0.1", int(sys.argv[1])), _handler(state))
     server.serve_forever()
