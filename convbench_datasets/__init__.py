@@ -8,6 +8,7 @@ Example:
     True
 """
 
+from ._resources import metric_path
 from ._version import __version__
 from .api import BuildSummary, build, list_benchmarks, load
 from .errors import (
@@ -24,6 +25,7 @@ __all__ = [
     "build",
     "load",
     "list_benchmarks",
+    "metric_path",
     "BuildSummary",
     "ConvbenchError",
     "SourceError",

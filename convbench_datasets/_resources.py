@@ -24,3 +24,17 @@ def bundled_dir(kind: str) -> Path:
         if candidate.is_dir():
             return candidate
     raise FileNotFoundError(f"convbench's {kind}/ folder is missing from this installation ({package_root})")
+
+
+def metric_path(name: str) -> str:
+    """The folder of one of convbench's evaluate modules, for ``evaluate.load(metric_path(name))``.
+
+    Example:
+        >>> metric_path("ncbench_action").endswith("ncbench_action")
+        True
+    """
+    folder = bundled_dir("metrics") / name
+    if not (folder / f"{name}.py").is_file():
+        available = sorted(p.name for p in bundled_dir("metrics").iterdir() if p.is_dir())
+        raise FileNotFoundError(f"no convbench metric {name!r}; available: {available}")
+    return str(folder)

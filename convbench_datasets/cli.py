@@ -13,6 +13,13 @@ from ._version import __version__
 from .errors import ConvbenchError
 
 
+def _non_negative(text: str) -> int:
+    value = int(text)
+    if value < 0:
+        raise argparse.ArgumentTypeError(f"must be 0 or more, got {value}")
+    return value
+
+
 def _parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="convbench",
@@ -34,7 +41,9 @@ def _parser() -> argparse.ArgumentParser:
     agree.add_argument("rater_b", help="the same rows rated by the other rater")
     agree.add_argument("--label-mode", choices=["first", "set"], default="first",
                        help="compare each row's first label (default) or its whole label set")
-    agree.add_argument("--bootstrap", type=int, default=1000, metavar="N", help="bootstrap resamples (default 1000)")
+    agree.add_argument("--bootstrap", type=_non_negative, default=1000, metavar="N", help="bootstrap resamples (default 1000)")
+    agree.add_argument("--rules", choices=["paper", "released_script"], default="paper",
+                       help="acceptable labels used when a row gives only set + task")
     agree.add_argument("--seed", type=int, default=0)
     agree.add_argument("--json", action="store_true", help="print the result as JSON")
     run = commands.add_parser("run", help="generate, judge and score a benchmark with a model")
@@ -94,12 +103,12 @@ def _cmd_run(args: argparse.Namespace) -> None:
     _print_results(result.results, result.path)
 
 
-def _print_results(results: dict, path: object) -> None:
+def _print_results(results: dict, path: object, rescored: bool = False) -> None:
     print(f"accuracy {results['accuracy']:.1f}% over {results['n']} rows ({results['unparsed']} unparsed judge answers)")
     for name, accuracy in results.get("per_set", {}).items():
         print(f"  {name:<20} {accuracy:6.1f}%")
     stats = results.get("stats", {})
-    if stats:
+    if stats and not rescored:
         print(f"model calls {stats.get('model_calls')}, judge calls {stats.get('judge_calls')} (the rest from cache)")
     print(f"wrote {path}/records.jsonl and {path}/results.json")
 
@@ -108,7 +117,7 @@ def _cmd_score(args: argparse.Namespace) -> None:
     from .runner import score_run
 
     result = score_run(args.rundir)
-    _print_results(result.results, result.path)
+    _print_results(result.results, result.path, rescored=True)
 
 
 def _cmd_cache(args: argparse.Namespace) -> None:
@@ -131,9 +140,10 @@ def _cmd_agreement(args: argparse.Namespace) -> None:
     from .scoring.agreement import agreement_files
 
     result = agreement_files(
-        args.rater_a, args.rater_b, label_mode=args.label_mode, n_bootstrap=args.bootstrap, seed=args.seed
+        args.rater_a, args.rater_b, label_mode=args.label_mode, n_bootstrap=args.bootstrap, seed=args.seed,
+        rules=args.rules,
     )
-    print(json.dumps(result.to_dict(), indent=2) if args.json else "\n".join(result.lines()))
+    print(json.dumps(result.to_dict(), indent=2, allow_nan=False) if args.json else "\n".join(result.lines()))
 
 
 def _cmd_list(args: argparse.Namespace) -> None:
@@ -172,6 +182,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     except KeyboardInterrupt:
         print("convbench: interrupted", file=sys.stderr)
         return 130
+    except BrokenPipeError:  # `convbench list | head`: the reader left; not an error
+        sys.stderr.close()
+        return 0
     return 0
 
 

@@ -46,6 +46,7 @@ class BuiltDataset:
     configs: list[BuiltConfig]
     card_template: Path
     card_fields: dict[str, str] = field(default_factory=dict)
+    card_header: dict[str, Any] = field(default_factory=dict)  # YAML header values decided by the builder
     union_configs: dict[str, list[str]] = field(default_factory=dict)
     default_config: str | None = None
     extra_files: dict[str, Path] = field(default_factory=dict)
@@ -67,12 +68,14 @@ def data_file(config: str, split: str) -> str:
 
 
 def export(built: BuiltDataset, out: str | os.PathLike[str]) -> Path:
-    """Write ``built`` to ``out`` atomically and return the folder.
+    """Write ``built`` to ``out`` and return the folder.
 
-    ``out`` may be missing, empty, or a previous convbench build (it is replaced); anything else is
-    refused, so a typo cannot wipe an unrelated folder.
+    ``out`` may be missing, empty, or a previous convbench build, which is replaced: files the build
+    writes are renewed, stale ones removed, and hidden entries kept (``.git``, ``.gitattributes``: a
+    clone of the published repository stays a clone). Anything else is refused, so a typo cannot
+    wipe an unrelated folder. The new files are written beside the target and swapped in at the end.
     """
-    target = Path(out)
+    target = Path(out).resolve()
     _check_replaceable(target)
     target.parent.mkdir(parents=True, exist_ok=True)
     staging = Path(tempfile.mkdtemp(prefix=f".{target.name}.", dir=target.parent))
@@ -82,13 +85,24 @@ def export(built: BuiltDataset, out: str | os.PathLike[str]) -> Path:
         (staging / "README.md").write_text(render_card(built, num_bytes), encoding="utf-8")
         for name, source in sorted(built.extra_files.items()):
             shutil.copyfile(source, staging / name)
-        if target.exists():
-            shutil.rmtree(target)
-        os.replace(staging, target)
+        _swap_in(staging, target)
     except BaseException:
         shutil.rmtree(staging, ignore_errors=True)
         raise
     return target
+
+
+def _swap_in(staging: Path, target: Path) -> None:
+    if not target.exists():
+        os.replace(staging, target)
+        return
+    for hidden in target.iterdir():
+        if hidden.name.startswith("."):
+            os.replace(hidden, staging / hidden.name)
+    retired = target.with_name(f".{target.name}.old-{os.getpid()}")
+    os.replace(target, retired)
+    os.replace(staging, target)
+    shutil.rmtree(retired)
 
 
 def _check_replaceable(target: Path) -> None:
@@ -96,7 +110,10 @@ def _check_replaceable(target: Path) -> None:
         return
     if not target.is_dir():
         raise BuildError(f"output {target} exists and is not a folder")
-    if not any(target.iterdir()):
+    if target == Path.cwd() or target in Path.cwd().parents or target.parent == target:
+        raise BuildError(f"output {target} is the current folder or one above it; choose a folder to create")
+    visible = [p for p in target.iterdir() if not p.name.startswith(".")]
+    if not visible:
         return
     card = target / "README.md"
     if card.is_file() and GENERATED_PREFIX in card.read_text(encoding="utf-8", errors="replace"):
@@ -161,6 +178,7 @@ def render_card(built: BuiltDataset, num_bytes: dict[str, dict[str, int]]) -> st
 
     text = built.card_template.read_text(encoding="utf-8")
     header, body = _split_front_matter(text, built.card_template)
+    header.update(built.card_header)
     header.update(card_metadata(built, num_bytes))
     for key, value in built.card_fields.items():
         body = body.replace("{{" + key + "}}", value.rstrip("\n"))

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import filecmp
+import re
 from pathlib import Path
 
 import pytest
@@ -38,7 +39,7 @@ def test_card_header_declares_configs_splits_and_features(nc_built: Path) -> Non
     for info in header["dataset_info"]:
         assert info["splits"][0]["name"] == "test"
         assert info["splits"][0]["num_examples"] == CONFIGS[info["config_name"]]
-        assert [f["name"] for f in info["features"]] == list(schema.COLUMNS)
+        assert [f["name"] for f in info["features"]] == [c.name for c in schema.COLUMNS]
 
 
 def test_card_body_has_provenance_license_and_citation(nc_built: Path) -> None:
@@ -46,7 +47,8 @@ def test_card_body_has_provenance_license_and_citation(nc_built: Path) -> None:
     assert "487225a9704cd3bf84e87592da0735161402f1c8" in text
     assert "96c2ef96702817693a7f62074c13f3e963272df7bbe84f1c0ff98c9d6d5aab63" in text
     assert "Apache License 2.0" in text and "arXiv:2601.06426" in text
-    assert "{{" not in text.split("```bibtex")[0]  # every placeholder filled
+    assert not re.search(r"\{\{[a-z_]+\}\}", text)  # every placeholder filled
+    assert "@article{moore2026ncbench," in text  # the citation field, from citation.bib
     assert (nc_built / "LICENSE").read_text().lstrip().startswith("Apache License")
 
 
@@ -104,3 +106,23 @@ def test_failed_export_leaves_no_staging_folder(nc_sources: Path, tmp_path: Path
     with pytest.raises(BuildError, match=r"unfilled field\(s\): \['\{\{missing_field\}\}'\]"):
         export(built, out / "nc")  # fails after the parquet files are written
     assert list(out.iterdir()) == []
+
+
+def test_current_folder_is_refused(nc_sources: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    (tmp_path / "notes.txt").write_text("keep me")
+    monkeypatch.chdir(tmp_path)
+    for out in (".", "", ".."):
+        with pytest.raises(BuildError, match="current folder or one above it"):
+            build("nc", out, sources=nc_sources, progress=False)
+    assert (tmp_path / "notes.txt").read_text() == "keep me"
+
+
+def test_rebuild_keeps_a_git_clone(nc_sources: Path, tmp_path: Path) -> None:
+    out = tmp_path / "nc"
+    build("nc", out, sources=nc_sources, progress=False)
+    (out / ".git").mkdir()
+    (out / ".git" / "HEAD").write_text("ref: refs/heads/main\n")
+    (out / ".gitattributes").write_text("*.parquet filter=lfs\n")
+    build("nc", out, sources=nc_sources, progress=False)
+    assert (out / ".git" / "HEAD").read_text() == "ref: refs/heads/main\n" and (out / ".gitattributes").is_file()
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["nc"]  # no staging or retired folder left

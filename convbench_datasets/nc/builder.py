@@ -17,16 +17,12 @@ from ..hub import BuiltConfig, BuiltDataset
 from ..registry import BenchmarkInfo
 from . import schema
 from .patterns import pattern_table
+from .references import citation
 from .upstream import fetch_sources, read_set, source_files, source_pins
 
 NAME = "nc"
 SPLIT = "test"
 ALL = "all"
-SET_DESCRIPTIONS = {
-    "basic": "answering, repair and closing in ordinary conversation",
-    "rag": "the same practices grounded in a passage (retrieval-augmented generation)",
-    "complex_request": "multi-turn service requests: eliciting details, recommending, expanding",
-}
 
 
 def info() -> BenchmarkInfo:
@@ -39,7 +35,7 @@ def info() -> BenchmarkInfo:
         title="NC-Bench: conversational competence (IBM)",
         license=source_pins()["license"],
         configs=configs,
-        needs="downloads 3 files from IBM/nc-bench (or --sources DIR)",
+        needs=f"downloads {len(source_files())} files from IBM/nc-bench (or --sources DIR)",
     )
 
 
@@ -54,7 +50,7 @@ def build(
     table = pattern_table()
     paths = fetch_sources(sources_dir, progress=progress)
     configs = [
-        BuiltConfig(name=s, splits={SPLIT: read_set(paths[s], s, table)}, description=SET_DESCRIPTIONS[s])
+        BuiltConfig(name=s, splits={SPLIT: read_set(paths[s], s, table)}, description=table.set_descriptions[s])
         for s in table.sets
     ]
     return BuiltDataset(
@@ -63,6 +59,7 @@ def build(
         configs=configs,
         card_template=bundled_dir("cards") / NAME / "README.md",
         card_fields=_card_fields(),
+        card_header={"license": source_pins()["license"].lower()},
         union_configs={ALL: list(table.sets)},
         default_config=ALL,
         extra_files={"LICENSE": paths["license"]},
@@ -70,20 +67,27 @@ def build(
 
 
 def _card_fields() -> dict[str, str]:
-    return {"configs": _configs_md(), "columns": _columns_md(), "patterns": _patterns_md(), "provenance": _provenance_md()}
+    return {
+        "configs": _configs_md(),
+        "columns": _columns_md(),
+        "patterns": _patterns_md(),
+        "provenance": _provenance_md(),
+        "citation": citation(),
+    }
 
 
 def _configs_md() -> str:
     table = pattern_table()
     lines = ["| config | split | rows | what it holds |", "|---|---|---|---|"]
     for s in table.sets:
-        lines.append(f"| `{s}` | `{SPLIT}` | {table.rows(s)} | {SET_DESCRIPTIONS[s]} |")
+        lines.append(f"| `{s}` | `{SPLIT}` | {table.rows(s)} | {table.set_descriptions[s]} |")
     lines.append(f"| `{ALL}` (default) | `{SPLIT}` | {sum(table.rows(s) for s in table.sets)} | the three sets together, in that order |")
     return "\n".join(lines)
 
 
 def _columns_md() -> str:
-    return "\n".join(["| column | holds |", "|---|---|", *(f"| `{c}` | {d} |" for c, d in schema.COLUMNS.items())])
+    rows = (f"| `{c.name}` | {c.type} | {c.description} |" for c in schema.COLUMNS)
+    return "\n".join(["| column | type | holds |", "|---|---|---|", *rows])
 
 
 def _patterns_md() -> str:

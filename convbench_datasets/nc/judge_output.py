@@ -23,6 +23,7 @@ from functools import lru_cache
 
 from .._resources import read_yaml
 
+UNPARSED_LABEL = "(unparsed)"  # how an answer with no label is named in breakdowns and agreement tables
 _SEPARATORS = re.compile(r"[,\n]")
 _BULLET = re.compile(r"^(?:[-*\u2022]|\d+[.)]|labels?\s*:)\s*", re.IGNORECASE)
 _TRAILING_NOTE = re.compile(r"\s*\([^()]*\)$")

@@ -86,7 +86,13 @@ def load_template(path: str | os.PathLike[str] | None = None) -> JudgeTemplate:
         raise ConvbenchError(f"judge template {path}: cannot read it ({err})") from err
     if not isinstance(raw, dict) or not isinstance(raw.get("system"), str) or not isinstance(raw.get("user"), str):
         raise ConvbenchError(f"judge template {path}: needs string fields 'system' and 'user'")
-    definitions = {**label_definitions(), **(raw.get("labels") or {})}
+    overrides = raw.get("labels") or {}
+    if not isinstance(overrides, dict) or not all(isinstance(k, str) and isinstance(v, str) for k, v in overrides.items()):
+        raise ConvbenchError(f"judge template {path}: 'labels' must map label names to definition text")
+    unknown = sorted(set(overrides) - set(label_definitions()))
+    if unknown:
+        raise ConvbenchError(f"judge template {path}: 'labels' defines unknown label(s) {unknown}")
+    definitions = {**label_definitions(), **overrides}
     template = JudgeTemplate(raw["system"], raw["user"], definitions, source=str(path))
     _validate(template, str(path))
     return template
@@ -96,8 +102,14 @@ def _identifiers(text: str) -> set[str]:
     return {a or b for a, b in _IDENTIFIER.findall(text.replace("$$", ""))}
 
 
+def _check_dollars(text: str, where: str) -> None:
+    if "$" in _IDENTIFIER.sub("", text.replace("$$", "")):
+        raise ConvbenchError(f"judge template {where}: a '$' that is no placeholder (write $$ for a dollar sign)")
+
+
 def _validate(template: JudgeTemplate, where: str) -> None:
     for field in ("system", "user"):
+        _check_dollars(getattr(template, field), f"{where} field {field!r}")
         found = _identifiers(getattr(template, field))
         missing, unknown = _REQUIRED[field] - found, found - _ALLOWED[field]
         if missing or unknown:
@@ -106,6 +118,7 @@ def _validate(template: JudgeTemplate, where: str) -> None:
                 f"{sorted(_ALLOWED[field])}; missing {sorted(missing)}, unknown {sorted(unknown)}"
             )
     for label, text in template.definitions.items():
+        _check_dollars(text, f"{where} label {label!r}")
         unknown = _identifiers(text) - _DEFINITION_FIELDS
         if unknown:
             raise ConvbenchError(f"judge template {where}: definition of {label!r} uses unknown {sorted(unknown)}")
@@ -132,6 +145,8 @@ def judge_messages(
     as in the NC-Bench dataset.
     """
     template = template or _builtin()
+    if not isinstance(response, str):
+        raise TypeError(f"the model response must be text, got {type(response).__name__}")
     lines, last_line, prior_line = _numbered(row["messages"], judged_text(response, first_line_only))
     labels = _label_block(row["label_set"], template, last_line, prior_line, row.get("request_details") or "")
     user = Template(template.user).substitute(transcript="\n".join(lines), labels=labels, last_line=last_line)
@@ -144,6 +159,8 @@ def _numbered(messages: Sequence[Mapping[str, str]], response: str) -> tuple[lis
     for index, message in enumerate(messages):
         if message["role"] == "system":
             continue
+        if message["role"] not in SPEAKERS:
+            raise ConvbenchError(f"message {index}: role {message['role']!r} is not user or assistant")
         number = index + offset
         lines.append(f"{number} {SPEAKERS[message['role']]}: {message['content']}")
         if message["role"] == "assistant":

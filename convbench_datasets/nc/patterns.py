@@ -42,6 +42,8 @@ class TaskEntry:
 @dataclass(frozen=True)
 class PatternTable:
     sets: tuple[str, ...]
+    set_descriptions: dict[str, str]
+    stand_alone_labels: frozenset[str]
     tasks: tuple[TaskEntry, ...]
     label_sets: dict[str, tuple[str, ...]]
     acceptable: dict[str, tuple[str, ...]]
@@ -106,4 +108,12 @@ def pattern_table() -> PatternTable:
     for overrides in variants.values():
         for rule in overrides.values():
             acceptable[rule]  # a typo in the table fails here, at load time, not at scoring time
-    return PatternTable(tuple(raw["sets"]), tasks, label_sets, acceptable, variants)
+    return PatternTable(
+        sets=tuple(raw["sets"]),
+        set_descriptions=dict(raw["sets"]),
+        stand_alone_labels=frozenset(raw["stand_alone_labels"]),
+        tasks=tasks,
+        label_sets=label_sets,
+        acceptable=acceptable,
+        rule_variants=variants,
+    )

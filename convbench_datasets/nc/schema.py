@@ -1,25 +1,32 @@
-"""The NC-Bench columns and their types (every config shares them)."""
+"""The NC-Bench columns: name, type and meaning, in one table (every config shares them)."""
 
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, NamedTuple
 
-# Column -> what it holds; the card's field table is generated from this, so the two cannot drift.
-COLUMNS: dict[str, str] = {
-    "id": "upstream row id (unique within a set)",
-    "set": "basic, rag or complex_request",
-    "task": "upstream task name, verbatim (e.g. `Detail Request-Partial`)",
-    "pattern": "the pattern as the paper's tables name it (e.g. `Detail Request`)",
-    "messages": "the upstream `chat_prompt`, unchanged: system message first, then the turns (the user's last, but on complex_request id 340)",
-    "passage": "rag rows: the passage the system message carries after `Context: `; empty otherwise",
-    "assistant_role": "complex_request rows: the role the assistant plays; empty otherwise",
-    "user_role": "complex_request rows: who the user is; empty otherwise",
-    "request_type": "complex_request rows: what the user requests; empty otherwise",
-    "request_details": "complex_request rows: the details the assistant must elicit; empty otherwise",
-    "acceptable_labels": "action labels that pass for this task (the paper's rules)",
-    "acceptable_labels_released_script": "the same under the released aggregator script's rules",
-    "label_set": "labels the judge may choose from for this row",
-}
+
+class Column(NamedTuple):
+    name: str
+    type: str  # "int64", "string", "list[string]" or "messages" (list of {role, content})
+    description: str
+
+
+COLUMNS: tuple[Column, ...] = (
+    Column("id", "int64", "upstream row id (unique within a set)"),
+    Column("set", "string", "basic, rag or complex_request"),
+    Column("task", "string", "upstream task name, verbatim (e.g. `Detail Request-Partial`)"),
+    Column("pattern", "string", "the pattern as the paper's tables name it (e.g. `Detail Request`)"),
+    Column("messages", "messages", "the upstream `chat_prompt`, unchanged: system message first, then the turns "
+           "(the user's last, but on complex_request id 340)"),
+    Column("passage", "string", "rag rows: the passage the system message carries after `Context: `; empty otherwise"),
+    Column("assistant_role", "string", "complex_request rows: the role the assistant plays; empty otherwise"),
+    Column("user_role", "string", "complex_request rows: who the user is; empty otherwise"),
+    Column("request_type", "string", "complex_request rows: what the user requests; empty otherwise"),
+    Column("request_details", "string", "complex_request rows: the details the assistant must elicit; empty otherwise"),
+    Column("acceptable_labels", "list[string]", "action labels that pass for this task (the paper's rules)"),
+    Column("acceptable_labels_released_script", "list[string]", "the same under the released aggregator script's rules"),
+    Column("label_set", "list[string]", "labels the judge may choose from for this row"),
+)
 
 
 def features() -> Any:
@@ -27,20 +34,10 @@ def features() -> Any:
     from datasets import Features, List, Value
 
     text = Value("string")
-    return Features(
-        {
-            "id": Value("int64"),
-            "set": text,
-            "task": text,
-            "pattern": text,
-            "messages": List({"role": text, "content": text}),
-            "passage": text,
-            "assistant_role": text,
-            "user_role": text,
-            "request_type": text,
-            "request_details": text,
-            "acceptable_labels": List(text),
-            "acceptable_labels_released_script": List(text),
-            "label_set": List(text),
-        }
-    )
+    types = {
+        "int64": Value("int64"),
+        "string": text,
+        "list[string]": List(text),
+        "messages": List({"role": text, "content": text}),
+    }
+    return Features({c.name: types[c.type] for c in COLUMNS})

@@ -87,6 +87,8 @@ def _row(record: Any, set_name: str, table: PatternTable, where: str) -> dict[st
     request = {}
     for name in REQUEST_FIELDS:
         value = record.get(name)
+        if set_name == "complex_request" and not isinstance(value, str):
+            raise DataFormatError(f"{where}: field {name!r} must be a string on every complex_request row, got {value!r}")
         if value is not None and not isinstance(value, str):
             raise DataFormatError(f"{where}: field {name!r} must be a string, got {value!r}")
         request[name] = value or ""

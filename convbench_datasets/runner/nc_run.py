@@ -27,7 +27,7 @@ from .._version import __version__
 from ..errors import ConvbenchError
 from ..nc.judge_output import parse_judge_output
 from ..nc.judge_prompt import JudgeTemplate, judge_messages, load_template
-from ..scoring.ncbench_action import row_passes, score_actions
+from ..scoring.ncbench_action import judgement_passes, score_actions
 from .backends import Backend, GenerationParams, backend_from_spec
 from .cache import ResponseCache
 from .stage import complete
@@ -182,8 +182,9 @@ def _record(row: dict[str, Any], gen: Any, jud: Any, gen_hit: bool, jud_hit: boo
         "judge_output": jud.text,
         "labels": list(parsed.labels),
         "out_of_set": list(parsed.out_of_set),
+        "unrecognised": list(parsed.unrecognised),
         "unparsed": parsed.unparsed,
-        "passed": (not parsed.unparsed) and row_passes(parsed.labels, acceptable),
+        "passed": judgement_passes(parsed, acceptable),
         "acceptable_labels": list(acceptable),
         "label_set": list(row["label_set"]),
         "model_cache_hit": gen_hit,
@@ -238,8 +239,9 @@ def score_run(path: str | os.PathLike[str]) -> NCRun:
     previous = json.loads(results_path.read_text(encoding="utf-8")) if results_path.is_file() else {}
     for record in records:  # labels and verdicts follow the current parser and rule
         parsed = parse_judge_output(record["judge_output"], record["label_set"])
-        record.update(labels=list(parsed.labels), out_of_set=list(parsed.out_of_set), unparsed=parsed.unparsed,
-                      passed=(not parsed.unparsed) and row_passes(parsed.labels, record["acceptable_labels"]))
+        record.update(labels=list(parsed.labels), out_of_set=list(parsed.out_of_set),
+                      unrecognised=list(parsed.unrecognised), unparsed=parsed.unparsed,
+                      passed=judgement_passes(parsed, record["acceptable_labels"]))
     signature = {**previous.get("signature", {}), "scored_by": __version__}
     results = write_run(folder, records, signature, previous.get("stats", {}))
     return NCRun(folder, records, results, previous.get("stats", {}))

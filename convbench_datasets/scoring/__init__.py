@@ -1,6 +1,6 @@
 """Metric logic, importable without the evaluate machinery (the evaluate modules in metrics/ wrap it)."""
 
 from .agreement import AgreementResult, agreement
-from .ncbench_action import row_passes, score_actions
+from .ncbench_action import judgement_passes, row_passes, score_actions
 
-__all__ = ["score_actions", "row_passes", "agreement", "AgreementResult"]
+__all__ = ["score_actions", "row_passes", "judgement_passes", "agreement", "AgreementResult"]

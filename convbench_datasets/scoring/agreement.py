@@ -25,9 +25,9 @@ from pathlib import Path
 from typing import Any, Literal
 
 from ..errors import DataFormatError
+from ..nc.judge_output import UNPARSED_LABEL
 
 LabelMode = Literal["first", "set"]
-UNPARSED = "(unparsed)"
 
 
 @dataclass(frozen=True)
@@ -49,7 +49,8 @@ class AgreementResult:
     seed: int
 
     def to_dict(self) -> dict[str, Any]:
-        return asdict(self)
+        """Plain values; undefined statistics (NaN) become None, so the dict is valid JSON."""
+        return _nan_to_none(asdict(self))
 
     def lines(self) -> list[str]:
         out = [f"rows: {self.n}   bootstrap: {self.n_bootstrap} resamples, seed {self.seed}, 95% intervals"]
@@ -62,6 +63,14 @@ class AgreementResult:
                 f"agreement {agree.value:.1f}% [{agree.low:.1f}, {agree.high:.1f}]"
             )
         return out
+
+
+def _nan_to_none(value: Any) -> Any:
+    if isinstance(value, dict):
+        return {k: _nan_to_none(v) for k, v in value.items()}
+    if isinstance(value, float) and math.isnan(value):
+        return None
+    return value
 
 
 def cohen_kappa(a: Sequence[Hashable], b: Sequence[Hashable]) -> float:
@@ -85,6 +94,18 @@ def agreement(
         raise ValueError(f"rater A has {len(labels_a)} rows, rater B {len(labels_b)}")
     if label_mode not in ("first", "set"):
         raise ValueError(f"label_mode must be 'first' or 'set', got {label_mode!r}")
+    if n_bootstrap < 0:
+        raise ValueError(f"n_bootstrap must be 0 or more, got {n_bootstrap}")
+    if (passes_a is None) != (passes_b is None):
+        raise ValueError("give both raters' passes or neither")
+    for rater, passes in (("A", passes_a), ("B", passes_b)):
+        if passes is None:
+            continue
+        if len(passes) != len(labels_a):
+            raise ValueError(f"rater {rater} has {len(passes)} passes for {len(labels_a)} rows")
+        for i, value in enumerate(passes):
+            if not isinstance(value, bool):
+                raise TypeError(f"row {i}: rater {rater}'s pass must be True or False, got {value!r}")
     import numpy as np
 
     rng = np.random.default_rng(seed)
@@ -101,7 +122,7 @@ def agreement(
 
 def _category(labels: Sequence[str], mode: str) -> Hashable:
     if not labels:
-        return UNPARSED
+        return UNPARSED_LABEL
     return labels[0] if mode == "first" else frozenset(labels)
 
 
@@ -154,41 +175,67 @@ def _interval(value: float, boot: Any) -> Interval:
 def read_ratings(path: str | os.PathLike[str], rules: str = "paper") -> dict[tuple[str, Any], tuple[list[str], bool | None]]:
     """Read one rater's JSON Lines: key (set, id) -> (labels, passed).
 
-    Each line needs ``id`` (and ``set`` where ids repeat across sets) and either ``labels`` (a list) or
-    ``judge_output`` (raw text, parsed here). ``passed`` is taken as given, else computed from
-    ``acceptable_labels``, else from the pattern table via ``set`` and ``task``; else left unknown.
+    Each line needs ``id`` (and ``set`` where ids repeat across sets) and either ``labels`` (a list of
+    label names, canonicalised like judge output) or ``judge_output`` (raw text, parsed here). The
+    verdict is ``passed`` (a boolean) when given, else computed from ``acceptable_labels``, else from
+    the pattern table via ``set`` and ``task``; else unknown. Every problem names the line and field.
     """
-    from ..nc.judge_output import parse_judge_output
-    from ..nc.patterns import pattern_table
-    from .ncbench_action import row_passes
-
     ratings: dict[tuple[str, Any], tuple[list[str], bool | None]] = {}
-    with open(path, encoding="utf-8") as f:
-        for lineno, line in enumerate(f, start=1):
-            where = f"{Path(path).name} line {lineno}"
-            try:
-                record = json.loads(line)
-            except json.JSONDecodeError as err:
-                raise DataFormatError(f"{where}: not valid JSON ({err.msg})") from err
-            if "id" not in record:
-                raise DataFormatError(f"{where}: field 'id' is missing")
-            if isinstance(record.get("labels"), list):
-                labels = [str(x) for x in record["labels"]]
-            elif isinstance(record.get("judge_output"), str):
-                labels = list(parse_judge_output(record["judge_output"]).labels)
-            else:
-                raise DataFormatError(f"{where}: needs field 'labels' (a list) or 'judge_output' (text)")
-            passed = record.get("passed")
-            if passed is None and "acceptable_labels" in record:
-                passed = bool(labels) and row_passes(labels, record["acceptable_labels"])
-            elif passed is None and "set" in record and "task" in record:
-                acceptable = pattern_table().acceptable_labels(record["set"], record["task"], rules)  # type: ignore[arg-type]
-                passed = bool(labels) and row_passes(labels, acceptable)
-            key = (str(record.get("set", "")), record["id"])
-            if key in ratings:
-                raise DataFormatError(f"{where}: row {key} appears twice")
-            ratings[key] = (labels, passed)
+    name = Path(path).name
+    try:
+        with open(path, encoding="utf-8") as f:
+            lines = f.read().splitlines()
+    except UnicodeDecodeError as err:
+        raise DataFormatError(f"{name}: not UTF-8 text ({err.reason})") from err
+    for lineno, line in enumerate(lines, start=1):
+        if not line.strip():
+            continue
+        where = f"{name} line {lineno}"
+        try:
+            record = json.loads(line)
+        except json.JSONDecodeError as err:
+            raise DataFormatError(f"{where}: not valid JSON ({err.msg})") from err
+        if not isinstance(record, dict) or "id" not in record:
+            raise DataFormatError(f"{where}: field 'id' is missing")
+        key = (str(record.get("set", "")), record["id"])
+        if key in ratings:
+            raise DataFormatError(f"{where}: row {key} appears twice")
+        ratings[key] = _rating(record, where, rules)
     return ratings
+
+
+def _rating(record: dict[str, Any], where: str, rules: str) -> tuple[list[str], bool | None]:
+    from ..nc.judge_output import canonical_label, parse_judge_output
+    from ..nc.patterns import pattern_table
+    from .ncbench_action import judgement_passes
+
+    if "labels" in record:
+        raw = record["labels"]
+        if not isinstance(raw, list) or not all(isinstance(x, str) for x in raw):
+            raise DataFormatError(f"{where}: field 'labels' must be a list of strings, got {raw!r}")
+        labels = [canonical_label(x) for x in raw]
+        if None in labels:
+            raise DataFormatError(f"{where}: field 'labels' has unknown label {raw[labels.index(None)]!r}")
+        parsed = parse_judge_output(", ".join(dict.fromkeys(labels)))  # type: ignore[arg-type]
+    elif isinstance(record.get("judge_output"), str):
+        parsed = parse_judge_output(record["judge_output"])
+    else:
+        raise DataFormatError(f"{where}: needs field 'labels' (a list) or 'judge_output' (text)")
+    passed = record.get("passed")
+    if passed is not None and not isinstance(passed, bool):
+        raise DataFormatError(f"{where}: field 'passed' must be true or false, got {passed!r}")
+    if passed is None and "acceptable_labels" in record:
+        acceptable = record["acceptable_labels"]
+        if not isinstance(acceptable, list) or not all(isinstance(x, str) for x in acceptable):
+            raise DataFormatError(f"{where}: field 'acceptable_labels' must be a list of strings, got {acceptable!r}")
+        passed = judgement_passes(parsed, acceptable)
+    elif passed is None and "set" in record and "task" in record:
+        try:
+            acceptable = pattern_table().acceptable_labels(record["set"], record["task"], rules)  # type: ignore[arg-type]
+        except KeyError as err:
+            raise DataFormatError(f"{where}: field 'task': {err.args[0]}") from None
+        passed = judgement_passes(parsed, acceptable)
+    return list(parsed.labels), passed
 
 
 def agreement_files(
@@ -198,14 +245,25 @@ def agreement_files(
     label_mode: LabelMode = "first",
     n_bootstrap: int = 1000,
     seed: int = 0,
+    rules: str = "paper",
 ) -> AgreementResult:
-    """:func:`agreement` on two raters' files; every row must be rated by both."""
-    a, b = read_ratings(path_a), read_ratings(path_b)
+    """:func:`agreement` on two raters' files; every row must be rated by both.
+
+    The pass/fail level is computed when every row of both files has a verdict, skipped when none
+    has; a mix is an error naming the first row without one.
+    """
+    a, b = read_ratings(path_a, rules), read_ratings(path_b, rules)
     if set(a) != set(b):
         only_a, only_b = sorted(set(a) - set(b), key=str)[:5], sorted(set(b) - set(a), key=str)[:5]
         raise DataFormatError(f"the raters rated different rows: only in A {only_a}, only in B {only_b} (first 5 each)")
     keys = sorted(a, key=str)
-    passes_known = all(a[k][1] is not None and b[k][1] is not None for k in keys)
+    unknown = [(rater, k) for rater, ratings in (("A", a), ("B", b)) for k in keys if ratings[k][1] is None]
+    passes_known = not unknown
+    if unknown and len(unknown) < 2 * len(keys):
+        rater, key = unknown[0]
+        raise DataFormatError(
+            f"rater {rater}, row {key}: no verdict (give 'passed', 'acceptable_labels' or 'set' + 'task' on every row)"
+        )
     return agreement(
         [a[k][0] for k in keys],
         [b[k][0] for k in keys],

@@ -2,8 +2,9 @@
 
 The pass rule is the released aggregator's: a row passes when any parsed label is acceptable, except
 that when Silence or NonVerbal is acceptable for the row and the judge gave Silence or NonVerbal, it
-passes only if that is the only label (silence mixed with talk is not silence). Unparsed judge
-answers fail and are counted. Accuracies are percentages; the overall figure is the average of the
+passes only if that is the only piece of the answer (silence mixed with talk is not silence; a piece
+that names no label counts as talk, as it does in the released script). Unparsed judge answers fail
+and are counted. Accuracies are percentages; the overall figure is the average of the
 patterns weighted by their row counts, as in the paper's tables.
 
 Example:
@@ -23,18 +24,31 @@ from collections import Counter, defaultdict
 from collections.abc import Sequence
 from typing import Any
 
-from ..nc.judge_output import ParsedJudgement, parse_judge_output
+from .._version import __version__
+from ..nc.judge_output import UNPARSED_LABEL, ParsedJudgement, parse_judge_output, vocabulary
+from ..nc.patterns import pattern_table
 
-SILENT = frozenset({"Silence", "NonVerbal"})
-UNPARSED = "(unparsed)"
+METRIC = "ncbench_action"
 
 
-def row_passes(labels: Sequence[str], acceptable: Sequence[str]) -> bool:
-    """The released aggregator's rule on one row's (canonical, de-duplicated) labels."""
+def row_passes(labels: Sequence[str], acceptable: Sequence[str], unrecognised: Sequence[str] = ()) -> bool:
+    """The released aggregator's rule on one row's canonical labels (and the pieces that named none)."""
     accepted = set(acceptable)
-    if accepted & SILENT and SILENT & set(labels):
-        return len(set(labels)) == 1
+    alone = pattern_table().stand_alone_labels
+    if accepted & alone and alone & set(labels):
+        return len(set(labels)) + len(set(unrecognised)) == 1
     return any(label in accepted for label in labels)
+
+
+def judgement_passes(parsed: ParsedJudgement, acceptable: Sequence[str]) -> bool:
+    """Whether a parsed judge answer passes a row; unparsed answers fail."""
+    return not parsed.unparsed and row_passes(parsed.labels, acceptable, parsed.unrecognised)
+
+
+def known_labels() -> frozenset[str]:
+    """Every label a reference may name: the vocabulary plus published spellings of acceptable sets."""
+    published = {label for labels in pattern_table().acceptable.values() for label in labels}
+    return frozenset(vocabulary().values()) | published
 
 
 def score_actions(
@@ -57,21 +71,25 @@ def score_actions(
         return_rows: add per-row ``passes``, ``labels`` and ``unparsed_rows``.
 
     Returns:
-        ``accuracy`` (0-100), ``n``, ``passed``, ``unparsed``, ``out_of_set``; with patterns:
-        ``per_pattern``, ``pattern_counts``, ``failure_breakdown`` ({pattern: {label: % of failing
-        rows}}) and ``top_failure_label``; with sets: ``per_set``; with both: ``per_set_pattern``.
+        ``accuracy`` (0-100), ``n``, ``passed``, ``unparsed``, ``unrecognised`` (answers with pieces
+        that name no label), ``out_of_set``, ``signature``; with patterns: ``per_pattern``,
+        ``pattern_counts``, ``failure_breakdown`` ({pattern: {label: % of failing rows}}) and
+        ``top_failure_label``; with sets: ``per_set``; with both: ``per_set_pattern`` and
+        ``failure_breakdown_per_set`` (the paper's tables are per set).
     """
     n = _check_inputs(predictions, references, patterns=patterns, sets=sets, label_sets=label_sets)
     parsed = [
         parse_judge_output(p, None if label_sets is None else label_sets[i]) for i, p in enumerate(predictions)
     ]
-    passes = [not p.unparsed and row_passes(p.labels, references[i]) for i, p in enumerate(parsed)]
+    passes = [judgement_passes(p, references[i]) for i, p in enumerate(parsed)]
     result: dict[str, Any] = {
         "accuracy": _percent(sum(passes), n),
         "n": n,
         "passed": sum(passes),
         "unparsed": sum(p.unparsed for p in parsed),
+        "unrecognised": sum(bool(p.unrecognised) for p in parsed),
         "out_of_set": sum(bool(p.out_of_set) for p in parsed),
+        "signature": {"metric": METRIC, "convbench_version": __version__},
     }
     if patterns is not None:
         result.update(_by_pattern(passes, parsed, patterns))
@@ -79,9 +97,13 @@ def score_actions(
     if sets is not None:
         result["per_set"] = _accuracy_by(passes, sets)
         if patterns is not None:
+            groups = _indices(sets).items()
             result["per_set_pattern"] = {
-                s: _accuracy_by([passes[i] for i in rows], [patterns[i] for i in rows])
-                for s, rows in _indices(sets).items()
+                s: _accuracy_by([passes[i] for i in rows], [patterns[i] for i in rows]) for s, rows in groups
+            }
+            result["failure_breakdown_per_set"] = {
+                s: _failures([passes[i] for i in rows], [parsed[i] for i in rows], [patterns[i] for i in rows])
+                for s, rows in groups
             }
     if return_rows:
         result["passes"] = passes
@@ -92,19 +114,35 @@ def score_actions(
 
 def _check_inputs(predictions: Sequence[Any], references: Sequence[Any], **columns: Sequence[Any] | None) -> int:
     n = len(predictions)
+    if n == 0:
+        raise ValueError("no predictions to score")
     if len(references) != n:
         raise ValueError(f"got {n} predictions but {len(references)} references")
     for name, column in columns.items():
         if column is not None and len(column) != n:
             raise ValueError(f"got {n} predictions but {len(column)} {name}")
+    known = known_labels()
     for i, (prediction, reference) in enumerate(zip(predictions, references)):
         if prediction is not None and not isinstance(prediction, str):
             raise TypeError(f"row {i}: field 'predictions' must be the judge's text, got {type(prediction).__name__}")
-        if isinstance(reference, str) or not all(isinstance(label, str) for label in reference):
-            raise TypeError(f"row {i}: field 'references' must be a list of label strings, got {reference!r}")
+        _check_labels(i, "references", reference, known)
         if not reference:
             raise ValueError(f"row {i}: field 'references' is empty: no label could ever pass")
+        for name in ("patterns", "sets"):
+            column = columns.get(name)
+            if column is not None and not isinstance(column[i], str):
+                raise TypeError(f"row {i}: field {name!r} must be a string, got {column[i]!r}")
+        if columns.get("label_sets") is not None:
+            _check_labels(i, "label_sets", columns["label_sets"][i], known)  # type: ignore[index]
     return n
+
+
+def _check_labels(i: int, field: str, labels: Any, known: frozenset[str]) -> None:
+    if isinstance(labels, str) or not isinstance(labels, Sequence) or not all(isinstance(x, str) for x in labels):
+        raise TypeError(f"row {i}: field {field!r} must be a list of label strings, got {labels!r}")
+    unknown = [label for label in labels if label not in known]
+    if unknown:
+        raise ValueError(f"row {i}: field {field!r} names unknown label(s) {unknown} (labels are case-sensitive)")
 
 
 def _percent(passed: int, n: int) -> float:
@@ -127,15 +165,21 @@ def _weighted(accuracies: dict[str, float], counts: dict[str, int]) -> float:
     return sum(accuracies[k] * counts[k] for k in accuracies) / total if total else 0.0
 
 
-def _by_pattern(passes: list[bool], parsed: list[ParsedJudgement], patterns: Sequence[str]) -> dict[str, Any]:
-    groups = _indices(patterns)
+def _failures(passes: Sequence[bool], parsed: Sequence[ParsedJudgement], patterns: Sequence[str]) -> dict[str, dict[str, float]]:
+    """For each pattern, the percentage of its failing rows that carry each label."""
     breakdown: dict[str, dict[str, float]] = {}
-    for pattern, rows in groups.items():
+    for pattern, rows in _indices(patterns).items():
         failing = [i for i in rows if not passes[i]]
         counts: Counter[str] = Counter()
         for i in failing:
-            counts.update(parsed[i].labels or (UNPARSED,))
+            counts.update(parsed[i].labels or (UNPARSED_LABEL,))
         breakdown[pattern] = {label: _percent(c, len(failing)) for label, c in counts.most_common()}
+    return breakdown
+
+
+def _by_pattern(passes: list[bool], parsed: list[ParsedJudgement], patterns: Sequence[str]) -> dict[str, Any]:
+    groups = _indices(patterns)
+    breakdown = _failures(passes, parsed, patterns)
     return {
         "per_pattern": _accuracy_by(passes, patterns),
         "pattern_counts": {p: len(rows) for p, rows in groups.items()},

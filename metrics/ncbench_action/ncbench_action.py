@@ -5,16 +5,10 @@ from __future__ import annotations
 import datasets
 import evaluate
 
+from convbench_datasets.nc.references import citation
 from convbench_datasets.scoring.ncbench_action import score_actions
 
-_CITATION = """
-@article{moore2026ncbench,
-  title   = {{NC-Bench}: An {LLM} Benchmark for Evaluating Conversational Competence},
-  author  = {Moore, Robert J. and An, Sungeun and Ahmed, Farhan and Gala, Jay Pankaj},
-  journal = {arXiv preprint arXiv:2601.06426},
-  year    = {2026}
-}
-"""
+_CITATION = citation()
 
 _DESCRIPTION = """
 NC-Bench action accuracy. An LLM judge labels the conversational actions of a model's turn; a row
@@ -32,8 +26,9 @@ Args:
     label_sets: optional list of list of str, the labels offered to the judge, to count out-of-set answers.
     return_rows: optional bool, add per-row passes, labels and unparsed_rows.
 Returns:
-    accuracy (0-100), n, passed, unparsed, out_of_set; with patterns per_pattern, pattern_counts,
-    failure_breakdown and top_failure_label; with sets per_set; with both per_set_pattern.
+    accuracy (0-100), n, passed, unparsed, unrecognised, out_of_set, signature; with patterns
+    per_pattern, pattern_counts, failure_breakdown and top_failure_label; with sets per_set; with both
+    per_set_pattern and failure_breakdown_per_set.
 Examples:
     >>> metric = evaluate.load("metrics/ncbench_action")
     >>> out = metric.compute(predictions=["Repeat", "Paraphrase"],

@@ -104,6 +104,13 @@ def test_bad_rows_name_file_line_and_field(nc_sources: Path, tmp_path: Path) -> 
         assert message in str(err.value)
 
 
+def test_complex_request_row_needs_its_request_fields(nc_sources: Path, tmp_path: Path) -> None:
+    row = _upstream(nc_sources, "complex_request")[0]
+    row["request_details"] = None
+    with pytest.raises(DataFormatError, match="line 1: field 'request_details' must be a string on every complex_request row"):
+        read_set(_write(tmp_path / "complex.jsonl", [row]), "complex_request", pattern_table())
+
+
 def test_rag_row_without_context_is_an_error(nc_sources: Path, tmp_path: Path) -> None:
     row = _upstream(nc_sources, "rag")[0]
     row["chat_prompt"][0]["content"] = row["chat_prompt"][0]["content"].replace("Context: ", "")

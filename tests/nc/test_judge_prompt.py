@@ -3,6 +3,7 @@ worked out by hand from the transcripts below."""
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 import pytest
@@ -106,7 +107,8 @@ def test_every_label_of_every_row_has_a_definition(nc_rows: dict) -> None:
         for row in rows:
             messages = judge_messages(row, "Okay.")
             assert f"{len(row['messages'])} AGENT: Okay." in messages[1]["content"]
-            assert "$" not in messages[1]["content"].split("Transcript:")[0]
+            labels = messages[1]["content"].split("Labels:\n")[1].split("\n\nRules:")[0]
+            assert "$" not in labels and len(labels.split("\n")) == len(row["label_set"])
 
 
 def test_user_template_file(tmp_path: Path) -> None:
@@ -131,10 +133,22 @@ def test_user_template_file(tmp_path: Path) -> None:
         ("system: x\nuser: $transcript $labels $last_line $mood\n", "unknown ['mood']"),
         ("system: x\nuser: $transcript $labels $last_line\nlabels:\n  Repeat: $colour\n", "definition of 'Repeat' uses unknown ['colour']"),
         ("just text", "needs string fields 'system' and 'user'"),
+        ("system: x\nuser: $transcript $labels $last_line\nlabels: [a, b]\n", "'labels' must map label names"),
+        ("system: x\nuser: $transcript $labels $last_line\nlabels:\n  Repet: x\n", "unknown label(s) ['Repet']"),
+        ("system: costs 5 $\nuser: $transcript $labels $last_line\n", "a '$' that is no placeholder"),
     ],
 )
 def test_bad_user_templates(tmp_path: Path, text: str, message: str) -> None:
     path = tmp_path / "bad.yaml"
     path.write_text(text)
-    with pytest.raises(ConvbenchError, match=message.replace("[", r"\[").replace("]", r"\]")):
+    with pytest.raises(ConvbenchError, match=re.escape(message)):
         load_template(path)
+
+
+def test_bad_rows_and_responses() -> None:
+    row = _row("basic", "inquiry", [("user", "Hi?")])
+    with pytest.raises(TypeError, match="must be text"):
+        judge_messages(row, None)  # type: ignore[arg-type]
+    row["messages"].append({"role": "tool", "content": "{}"})
+    with pytest.raises(ConvbenchError, match="message 2: role 'tool' is not user or assistant"):
+        judge_messages(row, "Hello.")

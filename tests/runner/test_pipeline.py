@@ -12,7 +12,7 @@ from convbench_datasets.cli import main
 from convbench_datasets.runner import Backend, Generation, GenerationParams, ResponseCache, run_nc, score_run
 from tests.support.openai_server import label_for, openai_server
 
-RECORD_KEYS = {"set", "id", "task", "pattern", "response", "judge_output", "labels", "out_of_set", "unparsed",
+RECORD_KEYS = {"set", "id", "task", "pattern", "response", "judge_output", "labels", "out_of_set", "unrecognised", "unparsed",
                "passed", "acceptable_labels", "label_set", "model_cache_hit", "judge_cache_hit", "completion_tokens"}
 
 

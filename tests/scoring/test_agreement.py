@@ -36,11 +36,14 @@ def test_identical_and_degenerate_raters() -> None:
 def test_agreement_levels_and_intervals() -> None:
     labels_a = [[x.capitalize()] for x in RATER_A]
     labels_b = [[x.capitalize()] for x in RATER_B]
-    passes_a = [x == "yes" for x in RATER_A]
-    passes_b = [x == "yes" for x in RATER_B]
+    # Pass/fail from a different table: a passes 30 rows (1-30), b passes rows 1-20 and 41-50.
+    # Both pass 20, both fail 10 (31-40): p_o = 30/50 = 0.6; p_e = 0.6*0.6 + 0.4*0.4 = 0.52;
+    # kappa = (0.6 - 0.52) / 0.48 = 1/6.
+    passes_a = [i < 30 for i in range(50)]
+    passes_b = [i < 20 or i >= 40 for i in range(50)]
     result = agreement(labels_a, labels_b, passes_a, passes_b, n_bootstrap=500, seed=1)
-    assert result.label_kappa.value == pytest.approx(0.4) and result.pass_kappa.value == pytest.approx(0.4)
-    assert result.label_agreement.value == pytest.approx(70.0)
+    assert result.label_kappa.value == pytest.approx(0.4) and result.pass_kappa.value == pytest.approx(1 / 6)
+    assert result.label_agreement.value == pytest.approx(70.0) and result.pass_agreement.value == pytest.approx(60.0)
     for interval in (result.label_kappa, result.label_agreement, result.pass_kappa, result.pass_agreement):
         assert interval.low <= interval.value <= interval.high and interval.low < interval.high
     assert agreement(labels_a, labels_b, n_bootstrap=500, seed=1) .label_kappa == result.label_kappa  # seeded
@@ -88,3 +91,50 @@ def test_different_rows_are_an_error(tmp_path: Path, capsys: pytest.CaptureFixtu
     bad = _write(tmp_path / "bad.jsonl", [{"id": 1, "verdict": "Repeat"}])
     assert main(["agreement", str(bad), str(b)]) == 1
     assert "bad.jsonl line 1: needs field 'labels'" in capsys.readouterr().err
+
+
+def test_agreement_rejects_mismatched_passes() -> None:
+    labels = [["Repeat"], ["Answer"]]
+    with pytest.raises(ValueError, match="rater A has 3 passes for 2 rows"):
+        agreement(labels, labels, [True, False, True], [True, False])
+    with pytest.raises(TypeError, match="row 1: rater B's pass must be True or False, got 0"):
+        agreement(labels, labels, [True, False], [True, 0])  # type: ignore[list-item]
+    with pytest.raises(ValueError, match="both raters' passes or neither"):
+        agreement(labels, labels, [True, False], None)
+
+
+@pytest.mark.parametrize(
+    "row,message",
+    [
+        ({"id": 1, "labels": ["Repeat"], "passed": "no"}, "field 'passed' must be true or false"),
+        ({"id": 1, "labels": [1]}, "field 'labels' must be a list of strings"),
+        ({"id": 1, "labels": ["Bogus"]}, "field 'labels' has unknown label 'Bogus'"),
+        ({"id": 1, "labels": ["Repeat"], "acceptable_labels": "Repeat"}, "field 'acceptable_labels' must be a list"),
+        ({"id": 1, "set": "basic", "task": "Nope", "labels": ["Repeat"]}, "field 'task': no NC-Bench task 'Nope'"),
+    ],
+)
+def test_rating_files_are_checked(tmp_path: Path, row: dict, message: str, capsys: pytest.CaptureFixture[str]) -> None:
+    bad = _write(tmp_path / "a.jsonl", [row])
+    assert main(["agreement", str(bad), str(bad)]) == 1
+    err = capsys.readouterr().err
+    assert err.startswith("convbench: error: a.jsonl line 1: ") and message in err and err.count("\n") == 1
+
+
+def test_labels_are_canonicalised_and_verdicts_must_be_all_or_none(tmp_path: Path) -> None:
+    a = _write(tmp_path / "a.jsonl", [{"id": 1, "labels": ["repeat"], "passed": True}, {"id": 2, "labels": ["Other"]}])
+    b = _write(tmp_path / "b.jsonl", [{"id": 1, "judge_output": "Repeat", "passed": True}, {"id": 2, "labels": ["Other"], "passed": False}])
+    with pytest.raises(DataFormatError, match=r"rater A, row \('', 2\): no verdict"):
+        agreement_files(a, b)
+    a = _write(tmp_path / "a.jsonl", [{"id": 1, "labels": ["repeat"]}, {"id": 2, "labels": ["Other"]}])
+    b = _write(tmp_path / "b.jsonl", [{"id": 1, "judge_output": "Repeat"}, {"id": 2, "labels": ["Other"]}])
+    result = agreement_files(a, b, n_bootstrap=20)
+    assert result.label_agreement.value == 100.0 and result.pass_kappa is None
+
+
+def test_json_output_has_no_nan(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    a = _write(tmp_path / "a.jsonl", [{"id": 1, "labels": ["Repeat"], "passed": True}])
+    assert main(["agreement", str(a), str(a), "--bootstrap", "0", "--json"]) == 0
+    printed = json.loads(capsys.readouterr().out)
+    assert printed["label_kappa"] == {"value": None, "low": None, "high": None}  # one category: undefined
+    with pytest.raises(SystemExit):
+        main(["agreement", str(a), str(a), "--bootstrap", "-5"])

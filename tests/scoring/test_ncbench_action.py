@@ -158,3 +158,36 @@ def test_paper_rules_accept_answer_on_incremental_correction(nc_rows: dict) -> N
     assert score_actions(["Answer"], [row["acceptable_labels"]])["passed"] == 1
     assert score_actions(["Answer"], [row["acceptable_labels_released_script"]])["passed"] == 0
     assert row_passes(["Answer"], row["acceptable_labels"])
+
+
+def test_unrecognised_pieces_count_as_talk_beside_silence() -> None:
+    # The released script counts every piece in its "only label" check: "Silence, because..." fails there too.
+    out = score_actions(["Silence, because the turn is empty", "Repeat, as before"], [CLOSER, REPEAT])
+    assert out["passed"] == 1 and out["unrecognised"] == 2
+
+
+def test_unknown_reference_labels_are_errors_not_zero_scores() -> None:
+    with pytest.raises(ValueError, match=r"row 0: field 'references' names unknown label\(s\) \['repeat'\]"):
+        score_actions(["Repeat"], [["repeat"]])
+    with pytest.raises(TypeError, match="row 0: field 'references' must be a list of label strings"):
+        score_actions(["Repeat"], [None])  # type: ignore[list-item]
+    with pytest.raises(TypeError, match="row 0: field 'patterns' must be a string"):
+        score_actions(["Repeat"], [REPEAT], patterns=[None])  # type: ignore[list-item]
+    with pytest.raises(ValueError, match="no predictions"):
+        score_actions([], [])
+
+
+def test_failure_breakdown_per_set_and_signature() -> None:
+    out = score_actions(["Answer", "Paraphrase", "Repeat"], [REPEAT] * 3, patterns=["Repeat Request"] * 3,
+                        sets=["basic", "rag", "rag"])
+    assert out["failure_breakdown_per_set"] == {"basic": {"Repeat Request": {"Answer": 100.0}},
+                                                "rag": {"Repeat Request": {"Paraphrase": 100.0}}}
+    assert out["signature"]["metric"] == "ncbench_action" and out["signature"]["convbench_version"]
+
+
+def test_metric_path_finds_the_bundled_module() -> None:
+    from convbench_datasets import metric_path
+
+    assert metric_path("ncbench_action").endswith("metrics/ncbench_action")
+    with pytest.raises(FileNotFoundError, match="no convbench metric 'nope'"):
+        metric_path("nope")
