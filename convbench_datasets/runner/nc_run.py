@@ -143,6 +143,7 @@ def run_nc(
         "model_cache_hits": sum(generated.cache_hits),
         "judge_cache_hits": sum(judged.cache_hits),
         "seconds": round(time.time() - started, 3),
+        "created": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(started)),
     }
     path = Path(out)
     results = write_run(path, records, signature, stats)
