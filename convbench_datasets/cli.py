@@ -152,7 +152,7 @@ def _cmd_list(args: argparse.Namespace) -> None:
     for bench in list_benchmarks():
         print(f"{bench.name}: {bench.title}  [license: {bench.license}; {bench.needs}]")
         for config, splits in bench.configs.items():
-            print(f"  {config:<20} " + "  ".join(f"{s}: {n} rows" for s, n in splits.items()))
+            print(f"  {config:<20} " + "  ".join(f"{s}: {'?' if n is None else n} rows" for s, n in splits.items()))
 
 
 def _cmd_build(args: argparse.Namespace) -> None:

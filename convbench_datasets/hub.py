@@ -31,6 +31,7 @@ class BuiltConfig:
     name: str
     splits: dict[str, list[dict[str, Any]]]
     description: str = ""
+    features: Any = None  # datasets.Features; None: the dataset's shared features
 
 
 @dataclass
@@ -42,7 +43,7 @@ class BuiltDataset:
     """
 
     name: str
-    features: Any  # datasets.Features, shared by every config
+    features: Any  # datasets.Features of configs that do not set their own (union configs use their parts')
     configs: list[BuiltConfig]
     card_template: Path
     card_fields: dict[str, str] = field(default_factory=dict)
@@ -50,6 +51,12 @@ class BuiltDataset:
     union_configs: dict[str, list[str]] = field(default_factory=dict)
     default_config: str | None = None
     extra_files: dict[str, Path] = field(default_factory=dict)
+
+    def features_of(self, config: str) -> Any:
+        for c in self.configs:
+            if c.name == config:
+                return c.features if c.features is not None else self.features
+        return self.features_of(self.union_configs[config][0])
 
     def split_rows(self) -> dict[str, dict[str, int]]:
         """Row counts: {config: {split: n}}, union configs included."""
@@ -125,10 +132,12 @@ def _write_parquet(built: BuiltDataset, root: Path) -> dict[str, dict[str, int]]
     import pyarrow as pa
     import pyarrow.parquet as pq
 
-    schema = built.features.arrow_schema
     num_bytes: dict[str, dict[str, int]] = {}
     for config in built.configs:
+        schema = built.features_of(config.name).arrow_schema
         for split, rows in config.splits.items():
+            if not rows:
+                continue  # an empty split is not published: datasets cannot read a parquet file of no rows
             table = pa.Table.from_pylist(rows, schema=schema)
             path = root / data_file(config.name, split)
             path.parent.mkdir(parents=True, exist_ok=True)
@@ -141,7 +150,7 @@ def card_metadata(built: BuiltDataset, num_bytes: dict[str, dict[str, int]]) -> 
     """The YAML header's generated part: ``configs`` and ``dataset_info`` as datasets reads them."""
     counts = built.split_rows()
     config_files: dict[str, dict[str, list[str]]] = {
-        c.name: {split: [data_file(c.name, split)] for split in c.splits} for c in built.configs
+        c.name: {split: [data_file(c.name, split)] for split, rows in c.splits.items() if rows} for c in built.configs
     }
     for union, parts in built.union_configs.items():
         merged: dict[str, list[str]] = {}
@@ -151,7 +160,6 @@ def card_metadata(built: BuiltDataset, num_bytes: dict[str, dict[str, int]]) -> 
         config_files[union] = merged
         num_bytes[union] = {s: sum(num_bytes[p].get(s, 0) for p in parts) for s in merged}
 
-    features_yaml = built.features._to_yaml_list()
     configs, infos = [], []
     for name, splits in config_files.items():
         entry: dict[str, Any] = {"config_name": name}
@@ -162,7 +170,7 @@ def card_metadata(built: BuiltDataset, num_bytes: dict[str, dict[str, int]]) -> 
         infos.append(
             {
                 "config_name": name,
-                "features": features_yaml,
+                "features": built.features_of(name)._to_yaml_list(),
                 "splits": [
                     {"name": s, "num_bytes": num_bytes[name][s], "num_examples": counts[name][s]} for s in splits
                 ],

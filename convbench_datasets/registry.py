@@ -11,6 +11,7 @@ from .errors import BuildError
 # name -> builder module. Each module provides info() -> BenchmarkInfo and build(...) -> BuiltDataset.
 BUILDERS: dict[str, str] = {
     "nc": "convbench_datasets.nc.builder",
+    "nico": "convbench_datasets.nico.builder",
 }
 
 
@@ -19,7 +20,7 @@ class BenchmarkInfo:
     name: str
     title: str
     license: str
-    configs: dict[str, dict[str, int]]  # config -> split -> rows
+    configs: dict[str, dict[str, int | None]]  # config -> split -> rows (None: depends on the data given)
     needs: str  # what building it takes (downloads, a data folder...)
 
 
