@@ -47,14 +47,18 @@ def _parser() -> argparse.ArgumentParser:
     agree.add_argument("--seed", type=int, default=0)
     agree.add_argument("--json", action="store_true", help="print the result as JSON")
     run = commands.add_parser("run", help="generate, judge and score a benchmark with a model")
-    run.add_argument("name", choices=["nc"], help="benchmark (nc)")
-    run.add_argument("--config", default="all", help="basic, rag, complex_request or all (default)")
+    run.add_argument("name", choices=["nc", "nico"], help="benchmark")
+    run.add_argument("--config", default="all", help="nc: basic, rag, complex_request or all (default)")
+    run.add_argument("--task", help="nico: open_domain, dialog_completion, identify_unnatural or rewrite_unnatural")
+    run.add_argument("--shots", type=int, default=0, choices=[0, 3], help="nico: zero-shot (default) or 3-shot prompts")
+    run.add_argument("--split", default="test", help="nico: the split to score (default test)")
+    run.add_argument("--bertscore", metavar="MODEL", help="nico: add BERTScore F1 with this model (name or folder)")
     run.add_argument("--model", required=True, help="generator spec: hf:<path>, openai:<model>, baseline:silence|repeat")
-    run.add_argument("--judge", required=True, help="judge spec, same forms")
+    run.add_argument("--judge", help="nc: judge spec, same forms")
     run.add_argument("--out", required=True, help="run folder for records.jsonl and results.json")
     run.add_argument("--limit", type=int, help="only the first N rows")
     run.add_argument("--concurrency", type=int, help="parallel requests for openai backends (default 8)")
-    run.add_argument("--max-new-tokens", type=int, default=1024, help="generator token limit (default 1024)")
+    run.add_argument("--max-new-tokens", type=int, help="generator token limit (default: nc 1024, nico 256)")
     run.add_argument("--judge-max-new-tokens", type=int, default=128, help="judge token limit (default 128)")
     run.add_argument("--base-url", help="OpenAI-compatible server for the model (and the judge, unless --judge-base-url)")
     run.add_argument("--judge-base-url", help="OpenAI-compatible server for the judge")
@@ -66,7 +70,7 @@ def _parser() -> argparse.ArgumentParser:
     run.add_argument("--judge-template", metavar="FILE", help="your own judge template (YAML: system, user, labels)")
     run.add_argument("--all-lines", action="store_true", help="judge the whole response, not only its first line")
     run.add_argument("--rules", choices=["paper", "released_script"], default="paper", help="acceptable-label rules")
-    run.add_argument("--dataset", metavar="DIR", help="a folder from `convbench build nc` (default: build into the cache)")
+    run.add_argument("--dataset", metavar="DIR", help="a folder from `convbench build` (default: build into the cache)")
     run.add_argument("--sources", metavar="DIR", help="upstream mirror for building the dataset")
     run.add_argument("--cache", metavar="FILE", help="response cache (default $CONVBENCH_CACHE/responses.sqlite)")
     run.add_argument("--no-progress", action="store_true")
@@ -89,11 +93,15 @@ def _backend_options(args: argparse.Namespace, base_url: str | None) -> dict:
 
 
 def _cmd_run(args: argparse.Namespace) -> None:
+    if args.name == "nico":
+        return _cmd_run_nico(args)
     from .runner import run_nc
 
+    if not args.judge:
+        raise ConvbenchError("convbench run nc needs --judge SPEC")
     result = run_nc(
         model=args.model, judge=args.judge, out=args.out, config=args.config, limit=args.limit,
-        max_new_tokens=args.max_new_tokens, judge_max_new_tokens=args.judge_max_new_tokens,
+        max_new_tokens=args.max_new_tokens or 1024, judge_max_new_tokens=args.judge_max_new_tokens,
         first_line_only=not args.all_lines, template=args.judge_template, rules=args.rules, cache=args.cache,
         dataset=args.dataset, sources=args.sources,
         backend_options=_backend_options(args, args.base_url),
@@ -101,6 +109,24 @@ def _cmd_run(args: argparse.Namespace) -> None:
         progress=not args.no_progress,
     )
     _print_results(result.results, result.path)
+
+
+def _cmd_run_nico(args: argparse.Namespace) -> None:
+    import json
+
+    from .runner import run_nico
+
+    if not args.task:
+        raise ConvbenchError("convbench run nico needs --task (open_domain, dialog_completion, identify_unnatural, rewrite_unnatural)")
+    result = run_nico(
+        task=args.task, model=args.model, out=args.out, shots=args.shots, split=args.split, limit=args.limit,
+        max_new_tokens=args.max_new_tokens or 256, dataset=args.dataset, cache=args.cache,
+        bertscore=bool(args.bertscore), bertscore_model=args.bertscore or "bert-base-chinese",
+        backend_options=_backend_options(args, args.base_url), progress=not args.no_progress,
+    )
+    scores = {k: round(v, 2) for k, v in result.results.items() if isinstance(v, float)}
+    print(f"nico {args.task} ({args.shots}-shot, {result.results['n']} examples): {json.dumps(scores, ensure_ascii=False)}")
+    print(f"wrote {result.path}/records.jsonl and {result.path}/results.json")
 
 
 def _print_results(results: dict, path: object, rescored: bool = False) -> None:

@@ -19,7 +19,6 @@ import json
 import os
 import time
 from collections.abc import Sequence
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
@@ -30,37 +29,14 @@ from ..nc.judge_prompt import JudgeTemplate, judge_messages, load_template
 from ..scoring.ncbench_action import judgement_passes, score_actions
 from .backends import Backend, GenerationParams, backend_from_spec
 from .cache import ResponseCache
+from .run_folder import RunResult, read_folder, write_folder
 from .stage import complete
 
 CONFIGS = ("basic", "rag", "complex_request", "all")
 JUDGE_MAX_NEW_TOKENS = 128  # the released pipeline's judge limit: labels are short
 
 
-@dataclass
-class NCRun:
-    """A finished run: its folder, the per-row records and the results (with signature)."""
-
-    path: Path
-    records: list[dict[str, Any]]
-    results: dict[str, Any]
-    stats: dict[str, Any] = field(default_factory=dict)
-
-    def to_pandas(self) -> Any:
-        """The records as a DataFrame (one row per benchmark row)."""
-        import pandas as pd
-
-        return pd.DataFrame(self.records)
-
-    def pattern_table(self) -> Any:
-        """Accuracy per (set, pattern) as a DataFrame, in percent."""
-        import pandas as pd
-
-        rows = [
-            {"set": s, "pattern": p, "accuracy": acc}
-            for s, patterns in self.results.get("per_set_pattern", {}).items()
-            for p, acc in patterns.items()
-        ]
-        return pd.DataFrame(rows)
+NCRun = RunResult  # the NC-Bench run result (kept as a name for readers of older notebooks)
 
 
 def run_nc(
@@ -201,9 +177,7 @@ def write_run(path: Path, records: list[dict[str, Any]], signature: dict[str, An
         results["judge_sanity"] = repeat_sanity(records)
     results["signature"] = signature
     results["stats"] = stats
-    path.mkdir(parents=True, exist_ok=True)
-    _write_atomic(path / "records.jsonl", "".join(json.dumps(r, ensure_ascii=False) + "\n" for r in records))
-    _write_atomic(path / "results.json", json.dumps(results, indent=2, ensure_ascii=False) + "\n")
+    write_folder(path, records, results)
     return results
 
 
@@ -226,18 +200,7 @@ def repeat_sanity(records: Sequence[dict[str, Any]]) -> dict[str, Any]:
 
 def score_run(path: str | os.PathLike[str]) -> NCRun:
     """Re-score a run folder from its records (no model calls); rewrites ``results.json``."""
-    folder = Path(path)
-    records_path, results_path = folder / "records.jsonl", folder / "results.json"
-    if not records_path.is_file():
-        raise ConvbenchError(f"{folder} is not a run folder: {records_path} is missing")
-    records = []
-    with open(records_path, encoding="utf-8") as f:
-        for lineno, line in enumerate(f, start=1):
-            try:
-                records.append(json.loads(line))
-            except json.JSONDecodeError as err:
-                raise ConvbenchError(f"{records_path.name} line {lineno}: not valid JSON ({err.msg})") from err
-    previous = json.loads(results_path.read_text(encoding="utf-8")) if results_path.is_file() else {}
+    folder, records, previous = read_folder(path)
     for record in records:  # labels and verdicts follow the current parser and rule
         parsed = parse_judge_output(record["judge_output"], record["label_set"])
         record.update(labels=list(parsed.labels), out_of_set=list(parsed.out_of_set),
@@ -246,9 +209,3 @@ def score_run(path: str | os.PathLike[str]) -> NCRun:
     signature = {**previous.get("signature", {}), "scored_by": __version__}
     results = write_run(folder, records, signature, previous.get("stats", {}))
     return NCRun(folder, records, results, previous.get("stats", {}))
-
-
-def _write_atomic(path: Path, text: str) -> None:
-    tmp = path.with_name(f".{path.name}.tmp")
-    tmp.write_text(text, encoding="utf-8")
-    os.replace(tmp, path)

@@ -1,0 +1,127 @@
+"""``convbench run nico --task T --model SPEC``: prompt a model on a NICO task and score its answers.
+
+Generation tasks (open_domain, dialog_completion, rewrite_unnatural) are scored with
+``nico_generation``; identify_unnatural with ``unnatural_sentence_prf``. A leading speaker label
+(``CharacterA:``) and surrounding quotes are removed from generated turns before scoring: the prompt
+asks for the turn alone, and a label is not part of what anyone says.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+import time
+from pathlib import Path
+from typing import Any
+
+from .._version import __version__
+from ..errors import ConvbenchError
+from ..nico.prompts import pick_shots, render_prompt, templates_sha256
+from ..nico.tasks import TASKS
+from ..scoring.nico_generation import score_generation
+from ..scoring.unnatural_prf import parse_answer, score_unnatural
+from .backends import Backend, GenerationParams, backend_from_spec
+from .cache import ResponseCache
+from .nc_run import dataset_fingerprint
+from .run_folder import RunResult, write_folder
+from .stage import complete
+
+SHOTS = (0, 3)
+_LABEL = re.compile(r"^\s*(?:character\s*[a-z]|[ab甲乙]|角色\s*[ab甲乙])\s*[:：]\s*", re.IGNORECASE)
+_QUOTES = "\"'“”‘’「」"
+
+
+def clean_turn(text: str) -> str:
+    """A generated turn without a leading speaker label or wrapping quotes.
+
+    Example:
+        >>> clean_turn("CharacterB：“好啊，我同意！”")
+        '好啊，我同意！'
+    """
+    return _LABEL.sub("", text.strip()).strip().strip(_QUOTES).strip()
+
+
+def _rows(task: str, split: str, dataset: Any) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
+    """(examples of ``split``, the train split for demonstrations)."""
+    import datasets
+
+    if dataset is not None:
+        load = lambda s: datasets.load_dataset(str(dataset), task, split=s).to_list()  # noqa: E731
+    else:
+        from ..api import load as load_built
+
+        load = lambda s: load_built("nico", task, split=s).to_list()  # noqa: E731
+    try:
+        return load(split), load("train")
+    except ValueError as err:  # a split with no examples is not published
+        raise ConvbenchError(f"NICO {task}: no {split!r} examples in this build ({err})") from None
+
+
+def run_nico(
+    *,
+    task: str,
+    model: str | Backend,
+    out: str | os.PathLike[str],
+    shots: int = 0,
+    split: str = "test",
+    limit: int | None = None,
+    max_new_tokens: int = 256,
+    dataset: str | os.PathLike[str] | None = None,
+    cache: str | os.PathLike[str] | ResponseCache | None = None,
+    tokenizer: str = "jieba",
+    bertscore: bool = False,
+    bertscore_model: str = "bert-base-chinese",
+    backend_options: dict[str, Any] | None = None,
+    progress: bool = True,
+) -> RunResult:
+    """Prompt ``model`` on ``task`` (zero- or 3-shot) and score; writes records.jsonl and results.json.
+
+    ``dataset``: a folder from ``convbench build nico --data-dir ...``; default: the bundled sample.
+    """
+    if task not in TASKS:
+        raise ConvbenchError(f"unknown NICO task {task!r}; choose one of {', '.join(TASKS)}")
+    if shots not in SHOTS:
+        raise ConvbenchError(f"shots must be 0 or 3, got {shots}")
+    rows, train = _rows(task, split, dataset)
+    if limit is not None:
+        if limit < 1:
+            raise ConvbenchError(f"--limit must be at least 1, got {limit}")
+        rows = rows[:limit]
+    prompts = [[{"role": "user", "content": render_prompt(task, r, pick_shots(r["id"], train, shots) if shots else ())}]
+               for r in rows]
+    backend = backend_from_spec(model, **(backend_options or {}))
+    store = cache if isinstance(cache, ResponseCache) else ResponseCache(cache)
+    params = GenerationParams(max_new_tokens=max_new_tokens)
+    started = time.time()
+    generated = complete(backend, prompts, params, store, desc=f"nico {task}", progress=progress)
+    responses = [g.text for g in generated.generations]
+    if task == "identify_unnatural":
+        results = score_unnatural(responses, [r["unnatural_sentences"] for r in rows], return_rows=True)
+        per_row = results.pop("rows")
+        records = [_identify_record(r, text, hit, row) for r, text, hit, row in zip(rows, responses, generated.cache_hits, per_row)]
+    else:
+        turns = [clean_turn(t) for t in responses]
+        results = score_generation(turns, [r["reference"] for r in rows], tokenizer=tokenizer,  # type: ignore[arg-type]
+                                   interaction_types=[r["interaction_type"] for r in rows],
+                                   bertscore=bertscore, bertscore_model=bertscore_model)
+        records = [{"id": r["id"], "dialogue_id": r["dialogue_id"], "interaction_type": r["interaction_type"],
+                    "response": text, "turn": turn, "reference": r["reference"], "cache_hit": hit}
+                   for r, text, turn, hit in zip(rows, responses, turns, generated.cache_hits)]
+    results["signature"] = {
+        **results.get("signature", {}),
+        "convbench_version": __version__, "benchmark": "nico", "task": task, "split": split, "shots": shots,
+        "limit": limit, "rows": len(rows), "dataset_fingerprint": dataset_fingerprint(rows),
+        "model": backend.spec, "model_identity": backend.identity(), "generation": params.to_dict(),
+        "prompt_templates_sha256": templates_sha256(),
+    }
+    results["stats"] = {"model_calls": generated.model_calls, "model_cache_hits": sum(generated.cache_hits),
+                        "seconds": round(time.time() - started, 3),
+                        "created": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(started))}
+    write_folder(Path(out), records, results)
+    return RunResult(Path(out), records, results, results["stats"])
+
+
+def _identify_record(row: dict[str, Any], text: str, hit: bool, scored: dict[str, Any]) -> dict[str, Any]:
+    return {"id": row["id"], "dialogue_id": row["dialogue_id"], "interaction_type": row["interaction_type"],
+            "response": text, "predicted": parse_answer(text), "gold": row["unnatural_sentences"],
+            "precision": scored["precision"], "recall": scored["recall"], "cache_hit": hit}
