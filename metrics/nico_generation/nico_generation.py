@@ -1,0 +1,56 @@
+# An evaluate module over convbench's scoring code: the logic lives in
+# convbench_datasets.scoring.nico_generation and is callable without evaluate.
+from __future__ import annotations
+
+import datasets
+import evaluate
+
+from convbench_datasets.nico.references import citation
+from convbench_datasets.scoring.nico_generation import score_generation
+
+_DESCRIPTION = """
+NICO generation metrics for Chinese dialogue: BLEU-1/2 (corpus, sacrebleu's formula), ROUGE-L
+(LCS F-measure, mean over pairs), Distinct-1/2 (per response, averaged), average length in tokens,
+and optional BERTScore F1, all on one jieba segmentation of each text. Scores are percentages (0-100)
+except avg_len.
+"""
+
+_KWARGS_DESCRIPTION = """
+Args:
+    predictions: list of str, generated turns.
+    references: list of str, one human reference turn each.
+    tokenizer: "jieba" (default), "char" or "13a" (English).
+    distinct_level: "response" (default) or "corpus".
+    interaction_types: optional list of str, for per_interaction_type tables.
+    bertscore: optional bool, add bertscore_f1 (needs the bertscore extra and a model).
+    bertscore_model: model name or local folder for BERTScore (default bert-base-chinese).
+    bertscore_options: optional dict passed to bert_score.score (num_layers, batch_size, device...).
+Returns:
+    bleu_1, bleu_2, rouge_l, distinct_1, distinct_2, avg_len, n, signature; bertscore_f1 when asked;
+    per_interaction_type when interaction_types are given.
+Examples:
+    >>> metric = evaluate.load("metrics/nico_generation")
+    >>> out = metric.compute(predictions=["我今天很开心"], references=["我今天很开心"])
+    >>> round(out["bleu_1"], 6), round(out["rouge_l"], 6), out["avg_len"]
+    (100.0, 100.0, 4.0)
+"""
+
+
+@evaluate.utils.file_utils.add_start_docstrings(_DESCRIPTION, _KWARGS_DESCRIPTION)
+class NicoGeneration(evaluate.Metric):
+    def _info(self) -> evaluate.MetricInfo:
+        return evaluate.MetricInfo(
+            description=_DESCRIPTION,
+            citation=citation(),
+            inputs_description=_KWARGS_DESCRIPTION,
+            features=datasets.Features({"predictions": datasets.Value("string"), "references": datasets.Value("string")}),
+            reference_urls=["https://arxiv.org/abs/2408.09330"],
+        )
+
+    def _compute(self, predictions, references, tokenizer="jieba", distinct_level="response", interaction_types=None,
+                 bertscore=False, bertscore_model="bert-base-chinese", bertscore_options=None):
+        return score_generation(
+            predictions, references, tokenizer=tokenizer, distinct_level=distinct_level,
+            interaction_types=interaction_types, bertscore=bertscore, bertscore_model=bertscore_model,
+            bertscore_options=bertscore_options,
+        )

@@ -1,0 +1,50 @@
+# An evaluate module over convbench's scoring code: the logic lives in
+# convbench_datasets.scoring.unnatural_prf and is callable without evaluate.
+from __future__ import annotations
+
+import datasets
+import evaluate
+
+from convbench_datasets.nico.references import citation
+from convbench_datasets.scoring.unnatural_prf import score_unnatural
+
+_DESCRIPTION = """
+Finding the unnatural sentences of a dialogue (NICO). Each model answer is read as one sentence per
+line ("none" answers such as 无 / 没有 are the empty set); per dialogue P = matched / predicted and
+R = matched / gold (both empty: 1; one empty: 0). P and R are averaged over dialogues and F1 is the
+harmonic mean of the averages, over all dialogues and over those containing unnatural sentences.
+Percentages (0-100).
+"""
+
+_KWARGS_DESCRIPTION = """
+Args:
+    predictions: list of str, the model's raw answers.
+    references: list of list of str, the gold unnatural sentences of each dialogue (possibly empty).
+    match: "exact" (after removing whitespace and punctuation; default) or "fuzzy".
+    threshold: for fuzzy matching, the least character-level LCS F-measure (default 0.8).
+    return_rows: optional bool, add per-dialogue rows.
+Returns:
+    precision, recall, f1, precision_containing, recall_containing, f1_containing, n, n_containing, signature.
+Examples:
+    >>> metric = evaluate.load("metrics/unnatural_sentence_prf")
+    >>> out = metric.compute(predictions=["无", "无"], references=[[], ["我对于此事表示赞同。"]])
+    >>> out["f1"], out["f1_containing"]
+    (50.0, 0.0)
+"""
+
+
+@evaluate.utils.file_utils.add_start_docstrings(_DESCRIPTION, _KWARGS_DESCRIPTION)
+class UnnaturalSentencePrf(evaluate.Metric):
+    def _info(self) -> evaluate.MetricInfo:
+        return evaluate.MetricInfo(
+            description=_DESCRIPTION,
+            citation=citation(),
+            inputs_description=_KWARGS_DESCRIPTION,
+            features=datasets.Features(
+                {"predictions": datasets.Value("string"), "references": datasets.Sequence(datasets.Value("string"))}
+            ),
+            reference_urls=["https://arxiv.org/abs/2408.09330"],
+        )
+
+    def _compute(self, predictions, references, match="exact", threshold=0.8, return_rows=False):
+        return score_unnatural(predictions, references, match=match, threshold=threshold, return_rows=return_rows)
