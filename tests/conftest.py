@@ -57,3 +57,17 @@ def nc_rows(nc_sources: Path) -> dict[str, list[dict]]:
 
     built = build(sources_dir=nc_sources, progress=False)
     return {c.name: c.splits["test"] for c in built.configs}
+
+
+@pytest.fixture(scope="session")
+def nico_built(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The bundled sample exported once per session."""
+    import warnings
+
+    from convbench_datasets import build
+
+    out = tmp_path_factory.mktemp("hub") / "nico"
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", UserWarning)
+        build("nico", out, progress=False)
+    return out

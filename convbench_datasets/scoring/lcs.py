@@ -21,16 +21,19 @@ def lcs_length(a: Sequence[Hashable], b: Sequence[Hashable]) -> int:
     if len(a) < len(b):
         a, b = b, a  # the shorter sequence sets the bit width
     masks: dict[Hashable, int] = {}
-    for i, token in enumerate(b):
-        masks[token] = masks.get(token, 0) | (1 << i)
-    width = (1 << len(b)) - 1
-    row = width  # a 1 bit: LCS not yet extended at that position
+    bit = 1
+    for token in b:
+        masks[token] = masks.get(token, 0) | bit
+        bit <<= 1
+    width = bit - 1
+    row = width  # a 1 bit: the LCS has not yet been extended at that position
+    match_of = masks.get
     for token in a:
-        match = masks.get(token)
+        match = match_of(token)
         if match:
             low = row & match
             row = ((row + low) | (row - low)) & width
-    return len(b) - bin(row).count("1")
+    return len(b) - row.bit_count()
 
 
 def rouge_l_f(prediction: Sequence[Hashable], reference: Sequence[Hashable]) -> float:

@@ -26,10 +26,14 @@ Example:
 from __future__ import annotations
 
 import logging
+import multiprocessing
+import os
+import sys
 from collections import Counter
 from collections.abc import Callable, Sequence
+from concurrent.futures import ProcessPoolExecutor
 from functools import lru_cache
-from typing import Any, Literal
+from typing import Any, Literal, NamedTuple
 
 from .._version import __version__
 from .lcs import rouge_l_f
@@ -57,39 +61,90 @@ def _tokenizer(name: str) -> Callable[[str], list[str]]:
     raise ValueError(f"unknown tokenizer {name!r}; choose one of {TOKENIZERS}")
 
 
-def segment(texts: Sequence[str], tokenizer: Tokenizer = "jieba") -> list[list[str]]:
-    """Tokens of each text; each distinct text is segmented once."""
+PARALLEL_MIN_PAIRS = 1000  # below this, starting worker processes costs more than it saves
+MAX_ORDER = 2  # BLEU-1 and BLEU-2
+
+
+class PairStats(NamedTuple):
+    """Everything the metrics need from one pair, computed once from one segmentation of each text."""
+
+    hyp: list[str]
+    ref_len: int
+    correct: tuple[int, ...]  # clipped n-gram matches, n = 1..MAX_ORDER
+    total: tuple[int, ...]  # hypothesis n-grams
+    rouge_l: float
+    distinct: tuple[float, ...]  # per-response distinct ratio, n = 1, 2
+
+
+def _cut(tokenizer: str) -> Callable[[str], list[str]]:
     cut = _tokenizer(tokenizer)
+    return lambda text: [t for t in (piece.strip() for piece in cut(text)) if t]
+
+
+def segment(texts: Sequence[str], tokenizer: Tokenizer = "jieba") -> list[list[str]]:
+    """Tokens of each text (whitespace-only tokens dropped); each distinct text is segmented once."""
+    cut = _cut(tokenizer)
     memo: dict[str, list[str]] = {}
-    out = []
-    for text in texts:
-        tokens = memo.get(text)
-        if tokens is None:
-            tokens = memo[text] = [t for t in (piece.strip() for piece in cut(text)) if t]
-        out.append(tokens)
-    return out
+    return [memo[t] if t in memo else memo.setdefault(t, cut(t)) for t in texts]
+
+
+def _ngram_counts(tokens: list[str], n: int) -> Counter:
+    return Counter(zip(*(tokens[i:] for i in range(n))))
+
+
+def _pair_stats(hyp: list[str], ref: list[str]) -> PairStats:
+    correct, total, distinct_ratios = [], [], []
+    for n in range(1, MAX_ORDER + 1):
+        hyp_counts = _ngram_counts(hyp, n)
+        correct.append(sum((hyp_counts & _ngram_counts(ref, n)).values()))  # clipped matches
+        grams = max(0, len(hyp) - n + 1)
+        total.append(grams)
+        distinct_ratios.append(len(hyp_counts) / grams if grams else 0.0)
+    return PairStats(hyp, len(ref), tuple(correct), tuple(total), rouge_l_f(hyp, ref), tuple(distinct_ratios))
+
+
+def _chunk_stats(args: tuple[str, list[tuple[str, str]]]) -> list[PairStats]:
+    tokenizer, pairs = args
+    hyps = segment([p for p, _ in pairs], tokenizer)  # type: ignore[arg-type]
+    refs = segment([r for _, r in pairs], tokenizer)  # type: ignore[arg-type]
+    return [_pair_stats(h, r) for h, r in zip(hyps, refs)]
+
+
+def pair_statistics(
+    predictions: Sequence[str], references: Sequence[str], tokenizer: Tokenizer = "jieba", workers: int | None = None
+) -> list[PairStats]:
+    """Per-pair statistics. jieba is pure Python and dominates the time, so large inputs are split
+    across forked worker processes (``workers``, default the CPU count; 1 disables), which inherit the
+    loaded dictionary. The result is the same either way."""
+    pairs = list(zip(predictions, references))
+    workers = workers if workers is not None else (os.cpu_count() or 1)
+    if workers > 1 and len(pairs) >= PARALLEL_MIN_PAIRS and _can_fork():
+        _tokenizer(tokenizer)  # load the dictionary once, before forking
+        size = -(-len(pairs) // workers)
+        chunks = [(tokenizer, pairs[i : i + size]) for i in range(0, len(pairs), size)]
+        with ProcessPoolExecutor(max_workers=workers, mp_context=multiprocessing.get_context("fork")) as pool:
+            return [stats for chunk in pool.map(_chunk_stats, chunks) for stats in chunk]
+    return _chunk_stats((tokenizer, pairs))
+
+
+def _can_fork() -> bool:
+    return sys.platform.startswith("linux") and "fork" in multiprocessing.get_all_start_methods()
 
 
 def _ngrams(tokens: Sequence[str], n: int) -> list[tuple[str, ...]]:
     return [tuple(tokens[i : i + n]) for i in range(len(tokens) - n + 1)]
 
 
-def bleu_scores(hyps: Sequence[Sequence[str]], refs: Sequence[Sequence[str]], max_order: int = 2) -> list[float]:
-    """Corpus BLEU-1 .. BLEU-max_order of tokenized texts (sacrebleu's formula and smoothing)."""
+def bleu_from_stats(stats: Sequence[PairStats]) -> list[float]:
+    """Corpus BLEU-1 .. BLEU-MAX_ORDER from summed statistics (sacrebleu's formula and smoothing)."""
     from sacrebleu.metrics import BLEU
 
-    correct, total = [0] * max_order, [0] * max_order
-    sys_len = ref_len = 0
-    for hyp, ref in zip(hyps, refs):
-        sys_len += len(hyp)
-        ref_len += len(ref)
-        for n in range(1, max_order + 1):
-            hyp_counts, ref_counts = Counter(_ngrams(hyp, n)), Counter(_ngrams(ref, n))
-            correct[n - 1] += sum(min(c, ref_counts[g]) for g, c in hyp_counts.items())
-            total[n - 1] += max(0, len(hyp) - n + 1)
+    correct = [sum(s.correct[i] for s in stats) for i in range(MAX_ORDER)]
+    total = [sum(s.total[i] for s in stats) for i in range(MAX_ORDER)]
+    sys_len, ref_len = sum(len(s.hyp) for s in stats), sum(s.ref_len for s in stats)
     return [
         BLEU.compute_bleu(correct[:n], total[:n], sys_len, ref_len, smooth_method="exp", max_ngram_order=n).score
-        for n in range(1, max_order + 1)
+        for n in range(1, MAX_ORDER + 1)
     ]
 
 
@@ -117,6 +172,7 @@ def score_generation(
     bertscore: bool = False,
     bertscore_model: str = "bert-base-chinese",
     bertscore_options: dict[str, Any] | None = None,
+    workers: int | None = None,
 ) -> dict[str, Any]:
     """Score generated turns against reference turns (one reference each).
 
@@ -127,10 +183,14 @@ def score_generation(
         interaction_types: the pair's interaction type, for ``per_interaction_type`` tables.
         bertscore: add ``bertscore_f1`` (bert-score with ``bertscore_model``; any local folder works).
         bertscore_options: passed to ``bert_score.score`` (``num_layers``, ``batch_size``, ``device``...).
+        workers: processes for segmentation and statistics (default: the CPU count; 1: none).
     """
     _check(predictions, references, interaction_types)
-    hyps, refs = segment(predictions, tokenizer), segment(references, tokenizer)
-    result = _scores(hyps, refs, distinct_level)
+    if distinct_level not in ("response", "corpus"):
+        raise ValueError(f"distinct_level must be 'response' or 'corpus', got {distinct_level!r}")
+    _tokenizer(tokenizer)  # an unknown name fails here, before any work
+    stats = pair_statistics(predictions, references, tokenizer, workers)
+    result = _scores(stats, distinct_level)
     result["n"] = len(predictions)
     if bertscore:
         result["bertscore_f1"] = bertscore_f1(predictions, references, bertscore_model, bertscore_options)
@@ -139,8 +199,7 @@ def score_generation(
         for i, kind in enumerate(interaction_types):
             groups.setdefault(kind, []).append(i)
         result["per_interaction_type"] = {
-            kind: {**_scores([hyps[i] for i in rows], [refs[i] for i in rows], distinct_level), "n": len(rows)}
-            for kind, rows in groups.items()
+            kind: {**_scores([stats[i] for i in rows], distinct_level), "n": len(rows)} for kind, rows in groups.items()
         }
     result["signature"] = {
         "metric": METRIC,
@@ -153,15 +212,20 @@ def score_generation(
     return result
 
 
-def _scores(hyps: list[list[str]], refs: list[list[str]], distinct_level: str) -> dict[str, float]:
-    bleu_1, bleu_2 = bleu_scores(hyps, refs, 2)
+def _scores(stats: Sequence[PairStats], distinct_level: str) -> dict[str, float]:
+    n = len(stats)
+    bleu_1, bleu_2 = bleu_from_stats(stats)
+    if distinct_level == "corpus":
+        distinct_1, distinct_2 = (distinct([s.hyp for s in stats], k, "corpus") for k in (1, 2))
+    else:
+        distinct_1, distinct_2 = (100.0 * sum(s.distinct[k] for s in stats) / n for k in (0, 1))
     return {
         "bleu_1": bleu_1,
         "bleu_2": bleu_2,
-        "rouge_l": 100.0 * sum(rouge_l_f(h, r) for h, r in zip(hyps, refs)) / len(hyps),
-        "distinct_1": distinct(hyps, 1, distinct_level),
-        "distinct_2": distinct(hyps, 2, distinct_level),
-        "avg_len": sum(len(h) for h in hyps) / len(hyps),
+        "rouge_l": 100.0 * sum(s.rouge_l for s in stats) / n,
+        "distinct_1": distinct_1,
+        "distinct_2": distinct_2,
+        "avg_len": sum(len(s.hyp) for s in stats) / n,
     }
 
 

@@ -36,3 +36,21 @@ def build_tiny_lm(folder: Path, *, chat_template: bool = True, seed: int = 0) ->
     model.save_pretrained(folder)
     tokenizer.save_pretrained(folder)
     return folder
+
+
+def build_tiny_bert(folder: Path, characters: str, *, seed: int = 0) -> Path:
+    """A 2-layer BERT over single characters (a WordPiece vocabulary of the given characters)."""
+    import torch
+    from transformers import BertConfig, BertModel, BertTokenizer
+
+    folder.mkdir(parents=True, exist_ok=True)
+    vocab = ["[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]", *dict.fromkeys(ch for ch in characters if not ch.isspace())]
+    (folder / "vocab.txt").write_text("\n".join(vocab) + "\n", encoding="utf-8")
+    tokenizer = BertTokenizer(str(folder / "vocab.txt"), do_lower_case=False, tokenize_chinese_chars=True,
+                              model_max_length=128)  # bert-score truncates to this; the default is unbounded
+    torch.manual_seed(seed)
+    config = BertConfig(vocab_size=len(vocab), hidden_size=32, num_hidden_layers=2, num_attention_heads=2,
+                        intermediate_size=64, max_position_embeddings=128)
+    BertModel(config).save_pretrained(folder)
+    tokenizer.save_pretrained(folder)
+    return folder

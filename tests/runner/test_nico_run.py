@@ -1,0 +1,51 @@
+"""`convbench run nico` end to end against the local OpenAI-compatible server, offline."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from convbench_datasets.cli import main
+from convbench_datasets.runner import run_nico
+from convbench_datasets.runner.nico_run import clean_turn
+from tests.support.openai_server import openai_server
+
+
+@pytest.mark.parametrize("task", ["open_domain", "dialog_completion", "identify_unnatural", "rewrite_unnatural"])
+def test_each_task_runs_and_is_scored(task: str, nico_built: Path, tmp_path: Path) -> None:
+    with openai_server() as (url, state):
+        run = run_nico(task=task, model="openai:echo", out=tmp_path / "run", shots=3, split="train", limit=5,
+                       dataset=nico_built, cache=tmp_path / "c.sqlite", backend_options={"base_url": url},
+                       progress=False)
+        assert state.count() == 5
+        again = run_nico(task=task, model="openai:echo", out=tmp_path / "again", shots=3, split="train", limit=5,
+                         dataset=nico_built, cache=tmp_path / "c.sqlite", backend_options={"base_url": url},
+                         progress=False)
+        assert state.count() == 5 and again.stats["model_calls"] == 0
+    results = json.loads((tmp_path / "run" / "results.json").read_text(encoding="utf-8"))
+    assert results["n"] == 5 and results["signature"]["task"] == task and results["signature"]["shots"] == 3
+    keys = {"precision", "recall", "f1"} if task == "identify_unnatural" else {"bleu_1", "bleu_2", "rouge_l", "distinct_1", "distinct_2", "avg_len"}
+    assert keys <= set(results)
+    assert len((tmp_path / "run" / "records.jsonl").read_text(encoding="utf-8").splitlines()) == 5
+    assert {k: v for k, v in again.results.items() if k != "stats"} == {k: v for k, v in run.results.items() if k != "stats"}
+
+
+def test_identify_with_a_silent_model_scores_the_clean_share(nico_built: Path, tmp_path: Path) -> None:
+    # The silence baseline answers nothing: "none". 11 of the sample's 18 train dialogues are clean.
+    run = run_nico(task="identify_unnatural", model="baseline:silence", out=tmp_path / "run", split="train",
+                   dataset=nico_built, cache=tmp_path / "c.sqlite", progress=False)
+    assert run.results["f1"] == pytest.approx(100 * 11 / 18) and run.results["f1_containing"] == 0.0
+
+
+def test_cli_errors(nico_built: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["run", "nico", "--model", "baseline:silence", "--out", str(tmp_path)]) == 1
+    assert "needs --task" in capsys.readouterr().err
+    assert main(["run", "nico", "--task", "rewrite_unnatural", "--model", "baseline:silence", "--dataset",
+                 str(nico_built), "--out", str(tmp_path), "--cache", str(tmp_path / "c.sqlite")]) == 1
+    assert "no 'test' examples in this build" in capsys.readouterr().err  # the sample's test dialogue has none
+
+
+def test_clean_turn() -> None:
+    assert clean_turn("  CharacterA: 好啊。 ") == "好啊。" and clean_turn("“行。”") == "行。" and clean_turn("好的") == "好的"
