@@ -6,6 +6,8 @@ Errors the user can act on are printed as one line (``convbench: error: ...``) w
 from __future__ import annotations
 
 import argparse
+import os
+import sqlite3
 import sys
 from collections.abc import Sequence
 
@@ -17,6 +19,20 @@ def _non_negative(text: str) -> int:
     value = int(text)
     if value < 0:
         raise argparse.ArgumentTypeError(f"must be 0 or more, got {value}")
+    return value
+
+
+def _positive(text: str) -> int:
+    value = int(text)
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"must be 1 or more, got {value}")
+    return value
+
+
+def _positive_seconds(text: str) -> float:
+    value = float(text)
+    if value <= 0:
+        raise argparse.ArgumentTypeError(f"must be more than 0, got {value}")
     return value
 
 
@@ -56,17 +72,17 @@ def _parser() -> argparse.ArgumentParser:
     run.add_argument("--model", required=True, help="generator spec: hf:<path>, openai:<model>, baseline:silence|repeat")
     run.add_argument("--judge", help="nc: judge spec, same forms")
     run.add_argument("--out", required=True, help="run folder for records.jsonl and results.json")
-    run.add_argument("--limit", type=int, help="only the first N rows")
-    run.add_argument("--concurrency", type=int, help="parallel requests for openai backends (default 8)")
-    run.add_argument("--max-new-tokens", type=int, help="generator token limit (default: nc 1024, nico 256)")
-    run.add_argument("--judge-max-new-tokens", type=int, default=128, help="judge token limit (default 128)")
+    run.add_argument("--limit", type=_positive, help="only the first N rows")
+    run.add_argument("--concurrency", type=_positive, help="parallel requests for openai backends (default 8)")
+    run.add_argument("--max-new-tokens", type=_positive, help="generator token limit (default: nc 1024, nico 256)")
+    run.add_argument("--judge-max-new-tokens", type=_positive, default=128, help="judge token limit (default 128)")
     run.add_argument("--base-url", help="OpenAI-compatible server for the model (and the judge, unless --judge-base-url)")
     run.add_argument("--judge-base-url", help="OpenAI-compatible server for the judge")
     run.add_argument("--api-key-env", help="environment variable holding the API key (default OPENAI_API_KEY)")
-    run.add_argument("--timeout", type=float, help="seconds per request before a retry (default 120)")
+    run.add_argument("--timeout", type=_positive_seconds, help="seconds per request before a retry (default 120)")
     run.add_argument("--device", help="hf backends: cpu, cuda, cuda:1... (default: cuda if available)")
     run.add_argument("--dtype", help="hf backends: float32, bfloat16, float16 or auto (default)")
-    run.add_argument("--batch-size", type=int, help="hf backends: prompts per batch (default 8)")
+    run.add_argument("--batch-size", type=_positive, help="hf backends: prompts per batch (default 8)")
     run.add_argument("--judge-template", metavar="FILE", help="your own judge template (YAML: system, user, labels)")
     run.add_argument("--all-lines", action="store_true", help="judge the whole response, not only its first line")
     run.add_argument("--rules", choices=["paper", "released_script"], default="paper", help="acceptable-label rules")
@@ -81,7 +97,7 @@ def _parser() -> argparse.ArgumentParser:
     cache = commands.add_parser("cache", help="inspect or clear the response cache")
     cache.add_argument("action", choices=["stats", "clear"])
     cache.add_argument("--cache", metavar="FILE", help="cache file (default $CONVBENCH_CACHE/responses.sqlite)")
-    cache.add_argument("--model", help="clear: only this model's entries")
+    cache.add_argument("--model", help="clear: only this model's entries (MODEL or BACKEND:MODEL, as stats shows)")
     return parser
 
 
@@ -151,7 +167,10 @@ def _cmd_cache(args: argparse.Namespace) -> None:
 
     with ResponseCache(args.cache) as cache:
         if args.action == "clear":
-            print(f"deleted {cache.clear(args.model)} entries from {cache.path}")
+            deleted = cache.clear(args.model)
+            print(f"deleted {deleted} entries from {cache.path}")
+            if deleted == 0 and args.model:
+                print(f"warning: no entries for model {args.model!r}; `convbench cache stats` lists them", file=sys.stderr)
             return
         stats = cache.stats()
     print(f"{stats['path']}: {stats['entries']} entries, {stats['bytes']} bytes")
@@ -202,7 +221,9 @@ def main(argv: Sequence[str] | None = None) -> int:
     args = _parser().parse_args(argv)
     try:
         COMMANDS[args.command](args)
-    except (ConvbenchError, OSError) as err:
+    except (ConvbenchError, OSError, ValueError, sqlite3.Error) as err:
+        if os.environ.get("CONVBENCH_DEBUG"):
+            raise
         print(f"convbench: error: {err}", file=sys.stderr)
         return 1
     except KeyboardInterrupt:

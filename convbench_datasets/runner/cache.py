@@ -24,6 +24,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
+from ..errors import ConvbenchError
 from ..sources import default_cache_dir
 from .backends.base import Generation
 
@@ -53,6 +54,8 @@ def cache_key(identity: Mapping[str, Any], messages: Sequence[Mapping[str, str]]
 class ResponseCache:
     def __init__(self, path: str | os.PathLike[str] | None = None) -> None:
         self.path = Path(path) if path is not None else default_cache_path()
+        if self.path.is_dir():
+            raise ConvbenchError(f"response cache {self.path} is a folder; give a file path (e.g. {self.path}/responses.sqlite)")
         self.path.parent.mkdir(parents=True, exist_ok=True)
         # autocommit (isolation_level=None): each put is durable on its own
         self._db = sqlite3.connect(self.path, timeout=60, isolation_level=None, check_same_thread=False)
@@ -105,7 +108,10 @@ class ResponseCache:
         if model is None:
             cursor = self._db.execute("DELETE FROM responses")
         else:
-            cursor = self._db.execute("DELETE FROM responses WHERE model = ?", (model,))
+            backend, _, name = model.partition(":")
+            cursor = self._db.execute(
+                "DELETE FROM responses WHERE model = ? OR (backend = ? AND model = ?)", (model, backend, name)
+            )
         self._db.execute("VACUUM")
         return cursor.rowcount
 

@@ -18,7 +18,8 @@ import hashlib
 import json
 import os
 import time
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
@@ -29,7 +30,7 @@ from ..nc.judge_prompt import JudgeTemplate, judge_messages, load_template
 from ..scoring.ncbench_action import judgement_passes, score_actions
 from .backends import Backend, GenerationParams, backend_from_spec
 from .cache import ResponseCache
-from .run_folder import RunResult, read_folder, write_folder
+from .run_folder import RunResult, read_folder, run_lock, write_atomic, write_folder
 from .stage import complete
 
 CONFIGS = ("basic", "rag", "complex_request", "all")
@@ -76,20 +77,45 @@ def run_nc(
         raise ConvbenchError(f"unknown NC-Bench config {config!r}; choose one of {', '.join(CONFIGS)}")
     if rules not in ("paper", "released_script"):
         raise ConvbenchError(f"rules must be 'paper' or 'released_script', got {rules!r}")
-    rows = _rows(config, dataset, sources, limit)
-    template = template if isinstance(template, JudgeTemplate) else load_template(template)
-    generator = backend_from_spec(model, **(backend_options or {}))
-    judge_backend = backend_from_spec(judge, **(judge_options or backend_options or {}))
-    store = cache if isinstance(cache, ResponseCache) else ResponseCache(cache)
-    gen_params = GenerationParams(max_new_tokens=max_new_tokens)
-    judge_params = GenerationParams(max_new_tokens=judge_max_new_tokens)
-    started = time.time()
+    if limit is not None and limit < 1:
+        raise ConvbenchError(f"--limit must be at least 1, got {limit}")
+    if max_new_tokens < 1 or judge_max_new_tokens < 1:
+        raise ConvbenchError("token limits must be at least 1")
+    path = Path(out)
+    with run_lock(path), _open_cache(cache) as store:
+        rows = _rows(config, dataset, sources, limit)
+        template = template if isinstance(template, JudgeTemplate) else load_template(template)
+        gen_params = GenerationParams(max_new_tokens=max_new_tokens)
+        judge_params = GenerationParams(max_new_tokens=judge_max_new_tokens)
+        started = time.time()
+        generator = backend_from_spec(model, **(backend_options or {}))
+        generated = complete(generator, [r["messages"] for r in rows], gen_params, store, desc="generate", progress=progress)
+        responses = [g.text for g in generated.generations]
+        prompts = [judge_messages(r, t, template=template, first_line_only=first_line_only) for r, t in zip(rows, responses)]
+        # One local model at a time: the generator is freed before the judge loads, unless they are the same.
+        same = isinstance(model, str) and model == judge and not judge_options
+        if not same:
+            generator.close()
+        judge_backend = generator if same else backend_from_spec(judge, **(judge_options or backend_options or {}))
+        judged = complete(judge_backend, prompts, judge_params, store, desc="judge", progress=progress)
+        judge_backend.close()
+        return _finish(path, rows, generated, judged, generator, judge_backend, gen_params, judge_params, template,
+                       config, limit, first_line_only, rules, started)
 
-    generated = complete(generator, [r["messages"] for r in rows], gen_params, store, desc="generate", progress=progress)
-    responses = [g.text for g in generated.generations]
-    prompts = [judge_messages(r, text, template=template, first_line_only=first_line_only) for r, text in zip(rows, responses)]
-    judged = complete(judge_backend, prompts, judge_params, store, desc="judge", progress=progress)
 
+@contextmanager
+def _open_cache(cache: str | os.PathLike[str] | ResponseCache | None) -> Iterator[ResponseCache]:
+    if isinstance(cache, ResponseCache):
+        yield cache
+        return
+    with ResponseCache(cache) as store:
+        yield store
+
+
+def _finish(path: Path, rows: list[dict[str, Any]], generated: Any, judged: Any, generator: Backend,
+            judge_backend: Backend, gen_params: GenerationParams, judge_params: GenerationParams,
+            template: JudgeTemplate, config: str, limit: int | None, first_line_only: bool, rules: str,
+            started: float) -> RunResult:
     signature = {
         "convbench_version": __version__,
         "benchmark": "nc",
@@ -121,7 +147,6 @@ def run_nc(
         "seconds": round(time.time() - started, 3),
         "created": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(started)),
     }
-    path = Path(out)
     results = write_run(path, records, signature, stats)
     return NCRun(path, records, results, stats)
 
@@ -136,8 +161,6 @@ def _rows(config: str, dataset: Any, sources: Any, limit: int | None) -> list[di
 
         rows = load("nc", config, split="test", sources=sources).to_list()
     if limit is not None:
-        if limit < 1:
-            raise ConvbenchError(f"--limit must be at least 1, got {limit}")
         rows = rows[:limit]
     return rows
 
@@ -198,14 +221,49 @@ def repeat_sanity(records: Sequence[dict[str, Any]]) -> dict[str, Any]:
     return {"repeat_request_rows": len(rows), "labelled_repeat": 100.0 * labelled / len(rows) if rows else None}
 
 
-def score_run(path: str | os.PathLike[str]) -> NCRun:
-    """Re-score a run folder from its records (no model calls); rewrites ``results.json``."""
+_RECORD_FIELDS = {"set": str, "id": int, "pattern": str, "judge_output": str, "acceptable_labels": list, "label_set": list}
+
+
+def score_run(path: str | os.PathLike[str]) -> RunResult:
+    """Re-score a run folder from its records (no model calls); rewrites ``results.json`` only.
+
+    The judge's raw answer (``judge_output``) is the source of truth: labels and verdicts are derived
+    from it again with the current parser and rule. Every record is checked first; a problem names
+    the line and field.
+    """
     folder, records, previous = read_folder(path)
-    for record in records:  # labels and verdicts follow the current parser and rule
+    benchmark = previous.get("signature", {}).get("benchmark", "nc")
+    if benchmark == "nico":
+        from .nico_run import rescore_nico
+
+        return rescore_nico(folder, records, previous)
+    if not records:
+        raise ConvbenchError(f"{folder}/records.jsonl holds no records")
+    seen: set[tuple[Any, Any]] = set()
+    for lineno, record in enumerate(records, start=1):
+        _check_record(record, lineno, seen)
+    for record in records:
         parsed = parse_judge_output(record["judge_output"], record["label_set"])
         record.update(labels=list(parsed.labels), out_of_set=list(parsed.out_of_set),
                       unrecognised=list(parsed.unrecognised), unparsed=parsed.unparsed,
                       passed=judgement_passes(parsed, record["acceptable_labels"]))
     signature = {**previous.get("signature", {}), "scored_by": __version__}
-    results = write_run(folder, records, signature, previous.get("stats", {}))
-    return NCRun(folder, records, results, previous.get("stats", {}))
+    results = score_records(records)
+    results.update(signature=signature, stats=previous.get("stats", {}))
+    if signature.get("model") == "baseline:repeat":
+        results["judge_sanity"] = repeat_sanity(records)
+    write_atomic(folder / "results.json", json.dumps(results, indent=2, ensure_ascii=False) + "\n")
+    return RunResult(folder, records, results, previous.get("stats", {}))
+
+
+def _check_record(record: Any, lineno: int, seen: set[tuple[Any, Any]]) -> None:
+    where = f"records.jsonl line {lineno}"
+    if not isinstance(record, dict):
+        raise ConvbenchError(f"{where}: expected a JSON object")
+    for field, kind in _RECORD_FIELDS.items():
+        if not isinstance(record.get(field), kind):
+            raise ConvbenchError(f"{where}: field {field!r} must be a {kind.__name__}, got {record.get(field)!r}")
+    key = (record["set"], record["id"])
+    if key in seen:
+        raise ConvbenchError(f"{where}: row {key} appears twice")
+    seen.add(key)

@@ -22,8 +22,8 @@ from ..scoring.nico_generation import score_generation
 from ..scoring.unnatural_prf import parse_answer, score_unnatural
 from .backends import Backend, GenerationParams, backend_from_spec
 from .cache import ResponseCache
-from .nc_run import dataset_fingerprint
-from .run_folder import RunResult, write_folder
+from .nc_run import _open_cache, dataset_fingerprint
+from .run_folder import RunResult, run_lock, write_folder
 from .stage import complete
 
 SHOTS = (0, 3)
@@ -82,18 +82,26 @@ def run_nico(
         raise ConvbenchError(f"unknown NICO task {task!r}; choose one of {', '.join(TASKS)}")
     if shots not in SHOTS:
         raise ConvbenchError(f"shots must be 0 or 3, got {shots}")
+    if limit is not None and limit < 1:
+        raise ConvbenchError(f"--limit must be at least 1, got {limit}")
+    with run_lock(Path(out)), _open_cache(cache) as store:
+        return _run(task, model, Path(out), shots, split, limit, max_new_tokens, dataset, store, tokenizer,
+                    bertscore, bertscore_model, backend_options, progress)
+
+
+def _run(task: str, model: Any, out: Path, shots: int, split: str, limit: int | None, max_new_tokens: int,
+         dataset: Any, store: ResponseCache, tokenizer: str, bertscore: bool, bertscore_model: str,
+         backend_options: dict[str, Any] | None, progress: bool) -> RunResult:
     rows, train = _rows(task, split, dataset)
     if limit is not None:
-        if limit < 1:
-            raise ConvbenchError(f"--limit must be at least 1, got {limit}")
         rows = rows[:limit]
     prompts = [[{"role": "user", "content": render_prompt(task, r, pick_shots(r["id"], train, shots) if shots else ())}]
                for r in rows]
     backend = backend_from_spec(model, **(backend_options or {}))
-    store = cache if isinstance(cache, ResponseCache) else ResponseCache(cache)
     params = GenerationParams(max_new_tokens=max_new_tokens)
     started = time.time()
     generated = complete(backend, prompts, params, store, desc=f"nico {task}", progress=progress)
+    backend.close()
     responses = [g.text for g in generated.generations]
     if task == "identify_unnatural":
         results = score_unnatural(responses, [r["unnatural_sentences"] for r in rows], return_rows=True)
@@ -125,3 +133,29 @@ def _identify_record(row: dict[str, Any], text: str, hit: bool, scored: dict[str
     return {"id": row["id"], "dialogue_id": row["dialogue_id"], "interaction_type": row["interaction_type"],
             "response": text, "predicted": parse_answer(text), "gold": row["unnatural_sentences"],
             "precision": scored["precision"], "recall": scored["recall"], "cache_hit": hit}
+
+
+def rescore_nico(folder: Path, records: list[dict[str, Any]], previous: dict[str, Any]) -> RunResult:
+    """Re-score a NICO run folder from its records (``convbench score`` dispatches here)."""
+    import json
+
+    from .run_folder import write_atomic
+
+    signature = previous.get("signature", {})
+    if not records:
+        raise ConvbenchError(f"{folder}/records.jsonl holds no records")
+    for lineno, record in enumerate(records, start=1):
+        needed = ("response", "gold") if signature.get("task") == "identify_unnatural" else ("turn", "reference")
+        for field in needed:
+            if field not in record:
+                raise ConvbenchError(f"records.jsonl line {lineno}: field {field!r} is missing")
+    if signature.get("task") == "identify_unnatural":
+        results = score_unnatural([r["response"] for r in records], [r["gold"] for r in records])
+    else:
+        results = score_generation([r["turn"] for r in records], [r["reference"] for r in records],
+                                   tokenizer=signature.get("tokenizer", "jieba"),
+                                   interaction_types=[r["interaction_type"] for r in records])
+    results["signature"] = {**results["signature"], **signature, "scored_by": __version__}
+    results["stats"] = previous.get("stats", {})
+    write_atomic(folder / "results.json", json.dumps(results, indent=2, ensure_ascii=False) + "\n")
+    return RunResult(folder, records, results, results["stats"])

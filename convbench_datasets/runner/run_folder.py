@@ -4,6 +4,9 @@ from __future__ import annotations
 
 import json
 import os
+import tempfile
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -39,10 +42,31 @@ class RunResult:
 
 
 def write_atomic(path: Path, text: str) -> None:
-    """Write via a temporary file and a rename: a reader never sees half a file."""
-    tmp = path.with_name(f".{path.name}.tmp")
-    tmp.write_text(text, encoding="utf-8")
-    os.replace(tmp, path)
+    """Write via a unique temporary file and a rename: a reader never sees half a file."""
+    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
+    try:
+        with os.fdopen(fd, "w", encoding="utf-8") as f:
+            f.write(text)
+        os.replace(tmp, path)
+    except BaseException:
+        Path(tmp).unlink(missing_ok=True)
+        raise
+
+
+@contextmanager
+def run_lock(folder: Path) -> Iterator[None]:
+    """Hold the run folder for one process: a second run into the same folder fails at once, clearly."""
+    folder.mkdir(parents=True, exist_ok=True)
+    with open(folder / ".lock", "w") as handle:
+        try:
+            import fcntl
+
+            fcntl.flock(handle, fcntl.LOCK_EX | fcntl.LOCK_NB)
+        except ImportError:  # no fcntl (Windows): no lock
+            pass
+        except BlockingIOError:
+            raise ConvbenchError(f"another convbench process is running into {folder}; use another --out") from None
+        yield
 
 
 def write_folder(path: Path, records: list[dict[str, Any]], results: dict[str, Any]) -> None:

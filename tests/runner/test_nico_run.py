@@ -49,3 +49,11 @@ def test_cli_errors(nico_built: Path, tmp_path: Path, capsys: pytest.CaptureFixt
 
 def test_clean_turn() -> None:
     assert clean_turn("  CharacterA: 好啊。 ") == "好啊。" and clean_turn("“行。”") == "行。" and clean_turn("好的") == "好的"
+
+
+def test_score_rescores_a_nico_run(nico_built: Path, tmp_path: Path) -> None:
+    run = run_nico(task="identify_unnatural", model="baseline:silence", out=tmp_path / "run", split="train",
+                   dataset=nico_built, cache=tmp_path / "c.sqlite", progress=False)
+    assert main(["score", str(tmp_path / "run")]) == 0
+    rescored = json.loads((tmp_path / "run" / "results.json").read_text(encoding="utf-8"))
+    assert rescored["f1"] == run.results["f1"] and rescored["signature"]["task"] == "identify_unnatural"

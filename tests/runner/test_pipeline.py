@@ -135,3 +135,26 @@ def test_failed_requests_make_the_run_incomplete_and_resumable(nc_built: Path, t
                    dataset=nc_built, cache=tmp_path / "c.sqlite", progress=False)
     with ResponseCache(tmp_path / "c.sqlite") as cache:
         assert cache.stats()["entries"] == 5  # the generations survived; only the judge calls are missing
+
+
+def test_score_checks_hand_edited_records(nc_built: Path, tmp_path: Path, capsys) -> None:
+    run_nc(model="baseline:repeat", judge=ExactMatchJudge(), out=tmp_path / "run", config="basic", limit=3,
+           dataset=nc_built, cache=tmp_path / "c.sqlite", progress=False)
+    records = (tmp_path / "run" / "records.jsonl").read_text().splitlines()
+    broken = json.loads(records[1])
+    del broken["label_set"]
+    (tmp_path / "run" / "records.jsonl").write_text("\n".join([records[0], json.dumps(broken), records[2]]) + "\n")
+    assert main(["score", str(tmp_path / "run")]) == 1
+    assert "records.jsonl line 2: field 'label_set' must be a list" in capsys.readouterr().err
+    (tmp_path / "run" / "records.jsonl").write_text("\n".join([records[0], records[0]]) + "\n")
+    assert main(["score", str(tmp_path / "run")]) == 1
+    assert "line 2: row ('basic', 0) appears twice" in capsys.readouterr().err
+
+
+def test_one_run_folder_one_process(nc_built: Path, tmp_path: Path) -> None:
+    from convbench_datasets.errors import ConvbenchError
+    from convbench_datasets.runner.run_folder import run_lock
+
+    with run_lock(tmp_path / "run"), pytest.raises(ConvbenchError, match="another convbench process is running into"):
+        run_nc(model="baseline:repeat", judge="baseline:silence", out=tmp_path / "run", config="basic", limit=2,
+               dataset=nc_built, cache=tmp_path / "c.sqlite", progress=False)

@@ -16,7 +16,7 @@ from tests.support.openai_server import ServerState, openai_server
 
 def _command(url: str, nc_built: Path, out: Path, cache: Path) -> list[str]:
     return [sys.executable, "-m", "convbench_datasets.cli", "run", "nc", "--config", "basic",
-            "--model", "openai:label", "--judge", "openai:label", "--base-url", url, "--concurrency", "1",
+            "--model", "openai:delay", "--judge", "openai:delay", "--base-url", url, "--concurrency", "1",
             "--dataset", str(nc_built), "--out", str(out), "--cache", str(cache), "--no-progress"]
 
 
@@ -46,10 +46,27 @@ def test_killed_run_resumes_exactly(nc_built: Path, tmp_path: Path) -> None:
         assert rerun.returncode == 0, rerun.stderr
         assert state.count() - before == 360 - answered  # 180 generations + 180 judgements in all
 
-        state.delay_seconds = 0.0
         reference = tmp_path / "reference"
         fresh = subprocess.run(_command(url, nc_built, reference, tmp_path / "fresh.sqlite"), env=env,
                                capture_output=True, text=True)
         assert fresh.returncode == 0, fresh.stderr
     assert _results(out) == _results(reference)
     assert (out / "records.jsonl").read_text().count("\n") == 180
+
+
+def test_interrupted_run_keeps_what_arrived(nc_built: Path, tmp_path: Path) -> None:
+    env = {**os.environ, "OPENAI_API_KEY": "unused"}
+    with openai_server(ServerState(delay_seconds=0.05)) as (url, state):
+        cache, out = tmp_path / "cache.sqlite", tmp_path / "run"
+        process = subprocess.Popen(_command(url, nc_built, out, cache) + ["--concurrency", "4"], env=env)
+        deadline = time.monotonic() + 120
+        while state.count() < 40 and process.poll() is None and time.monotonic() < deadline:
+            time.sleep(0.01)
+        process.send_signal(signal.SIGINT)
+        assert process.wait(timeout=60) == 130
+        with ResponseCache(cache) as store:
+            answered = store.stats()["entries"]
+        before = state.count()
+        rerun = subprocess.run(_command(url, nc_built, out, cache), env=env, capture_output=True, text=True)
+        assert rerun.returncode == 0, rerun.stderr
+        assert state.count() - before == 360 - answered and answered > 0

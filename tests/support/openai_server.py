@@ -8,7 +8,10 @@ The model name picks the behaviour (answers are deterministic functions of the r
 - ``malformed``: the first request per body gets invalid JSON; ``malformed-always``: every request;
 - ``slow``: the first request per body sleeps ``slow_seconds`` before answering;
 - ``unauthorized``: 401 with an OpenAI-style error body;
-- ``delay``: every request sleeps ``delay_seconds``, then answers like ``label``.
+- ``delay``: every request sleeps ``delay_seconds``, then answers like ``label``;
+- ``retryafter``: the first request per body gets 429 with ``Retry-After: 3``, then answers like ``label``;
+- ``refuse``: 400 (a context-length error) for requests whose body hash starts with 0-3, else ``label``;
+- ``redirect``: 302 to ``state.redirect_to``.
 """
 
 from __future__ import annotations
@@ -28,6 +31,7 @@ LABELS = ["Answer", "Repeat", "PreClosing", "Silence", "Definition", "I am not s
 @dataclass
 class ServerState:
     slow_seconds: float = 1.0
+    redirect_to: str = ""
     delay_seconds: float = 0.0
     requests: list[tuple[str, str]] = field(default_factory=list)  # (model, body sha)
     authorizations: list[str] = field(default_factory=list)
@@ -59,6 +63,12 @@ def _handler(state: ServerState) -> type[http.server.BaseHTTPRequestHandler]:
                 first = sha not in state.seen
                 state.seen.add(sha)
             kind = model.split(":")[0]
+            if kind == "redirect":
+                return self._raw(302, b"", {"Location": state.redirect_to})
+            if kind == "retryafter" and first:
+                return self._json(429, {"error": {"message": "slow down"}}, {"Retry-After": "3"})
+            if kind == "refuse" and sha[0] in "0123":
+                return self._json(400, {"error": {"message": "maximum context length exceeded"}})
             if kind == "unauthorized":
                 return self._json(401, {"error": {"message": "Incorrect API key provided", "type": "invalid_request_error"}})
             if kind in ("fail429", "fail500") and first:

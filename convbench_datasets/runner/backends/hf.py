@@ -23,6 +23,31 @@ def plain_prompt(messages: Messages) -> str:
     return "\n".join(lines + ["ASSISTANT:"])
 
 
+def model_fingerprint(model: str, lm: Any, tokenizer: Any) -> str:
+    """A short hash of what decides a model's answers: for a local folder, its small files (config,
+    tokenizer, chat template) in full and its weight files by size and first/last megabyte; for a hub
+    id, the resolved commit. The tokenizer's chat template is included either way."""
+    import hashlib
+    from pathlib import Path
+
+    digest = hashlib.sha256(str(getattr(tokenizer, "chat_template", "") or "").encode())
+    folder = Path(model)
+    if folder.is_dir():
+        for path in sorted(p for p in folder.rglob("*") if p.is_file()):
+            digest.update(str(path.relative_to(folder)).encode())
+            size = path.stat().st_size
+            with open(path, "rb") as f:
+                if size <= 8 << 20:
+                    digest.update(f.read())
+                else:
+                    digest.update(str(size).encode() + f.read(1 << 20))
+                    f.seek(-(1 << 20), 2)
+                    digest.update(f.read())
+    else:
+        digest.update(str(getattr(lm.config, "_commit_hash", "") or model).encode())
+    return digest.hexdigest()[:16]
+
+
 class HFBackend(Backend):
     kind = "hf"
 
@@ -32,6 +57,8 @@ class HFBackend(Backend):
             import transformers
         except ImportError as err:
             raise ConvbenchError(f"{EXTRA_HINT} ({err})") from None
+        if batch_size < 1:
+            raise ConvbenchError(f"batch size must be at least 1, got {batch_size}")
         self.model = model
         self.dtype = dtype
         self.batch_size = batch_size
@@ -44,13 +71,19 @@ class HFBackend(Backend):
             self.lm = transformers.AutoModelForCausalLM.from_pretrained(model, dtype=weights)
         except (OSError, ValueError, AttributeError) as err:
             raise ConvbenchError(f"cannot load hf model {model!r}: {err}") from None
-        self.lm.to(self.device).eval()
+        try:
+            self.lm.to(self.device).eval()
+        except (RuntimeError, AssertionError, ValueError) as err:
+            raise ConvbenchError(f"cannot put hf model {model!r} on device {self.device!r}: {err}") from None
+        self.fingerprint = model_fingerprint(model, self.lm, self.tokenizer)
         self.tokenizer.padding_side = "left"
         if self.tokenizer.pad_token is None:
             self.tokenizer.pad_token = self.tokenizer.eos_token
 
     def identity(self) -> dict[str, Any]:
-        return {"kind": self.kind, "model": self.model, "dtype": self.dtype}
+        """The spec plus a fingerprint of the files that decide the answers, so that two models
+        behind one name (a folder overwritten, another working directory) never share cache entries."""
+        return {"kind": self.kind, "model": self.model, "dtype": self.dtype, "fingerprint": self.fingerprint}
 
     def render(self, messages: Messages) -> str:
         if getattr(self.tokenizer, "chat_template", None):
@@ -87,4 +120,7 @@ class HFBackend(Backend):
         return results
 
     def close(self) -> None:
-        del self.lm
+        """Free the weights (and GPU memory) once the stage is done."""
+        self.lm = None
+        if self._torch.cuda.is_available():
+            self._torch.cuda.empty_cache()

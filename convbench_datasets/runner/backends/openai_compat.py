@@ -1,10 +1,15 @@
 """Any server that speaks OpenAI's ``/v1/chat/completions``: vLLM, TGI, Ollama, OpenAI itself.
 
-Requests run concurrently (``concurrency`` at a time) and each is retried on 429, 5xx, timeouts,
+Requests run concurrently (``concurrency`` worker threads) and each is retried on 429, 5xx, timeouts,
 dropped connections and malformed replies, with exponential backoff plus jitter, honouring a
-``Retry-After`` header. Other HTTP errors (400, 401, 404...) stop the run with the server's message.
-The API key is read from an environment variable at request time; it is never stored on the object's
-public fields, in the cache key, in records or in error messages.
+``Retry-After`` header. A request the server refuses for that row alone (400, 413, 422: a prompt too
+long, say) is returned as a failed answer for that row; any other HTTP error (401, 403, 404...) stops
+the run with the server's message, after every answer that had already arrived has been handed over.
+Ctrl-C stops new requests and retries at once; answers that already arrived are handed over first.
+
+The API key is read from an environment variable at request time. It is never stored on the object,
+in the cache key, in records, results or error messages, and redirects are refused so that it is never
+sent to another host. The server URL is recorded without user-info or query string.
 """
 
 from __future__ import annotations
@@ -12,14 +17,15 @@ from __future__ import annotations
 import http.client
 import json
 import os
+import queue
 import random
 import socket
 import threading
 import time
 import urllib.error
+import urllib.parse
 import urllib.request
 from collections.abc import Iterator, Sequence
-from concurrent.futures import FIRST_COMPLETED, Future, ThreadPoolExecutor, wait
 from dataclasses import dataclass
 from typing import Any
 
@@ -29,6 +35,7 @@ from .base import Backend, Generation, GenerationParams, Messages
 DEFAULT_BASE_URL = "https://api.openai.com/v1"
 DEFAULT_KEY_ENV = "OPENAI_API_KEY"
 RETRY_STATUS = {408, 409, 429, 500, 502, 503, 504}
+ROW_REFUSED_STATUS = {400, 413, 422}
 
 
 class BackendError(ConvbenchError):
@@ -41,17 +48,39 @@ class _Retryable(Exception):
         self.retry_after = retry_after
 
 
+class _RowRefused(Exception):
+    pass
+
+
 @dataclass(frozen=True)
 class RetryPolicy:
     max_retries: int = 6
     base_delay: float = 1.0
     max_delay: float = 60.0
+    max_retry_after: float = 600.0  # a server's own Retry-After is honoured up to this
 
     def delay(self, attempt: int, retry_after: float | None, rng: random.Random) -> float:
         if retry_after is not None:
-            return min(retry_after, self.max_delay)
+            return min(retry_after, self.max_retry_after)
         backoff = min(self.max_delay, self.base_delay * 2**attempt)
         return backoff / 2 + rng.uniform(0, backoff / 2)  # "equal jitter": never zero, never in lockstep
+
+
+class _NoRedirect(urllib.request.HTTPRedirectHandler):
+    def redirect_request(self, req, fp, code, msg, headers, newurl):  # noqa: ANN001, D102
+        raise BackendError(
+            f"the server redirected {public_url(req.full_url)} to {public_url(newurl)}; "
+            "point --base-url at the final address (redirects are refused so the API key stays with one host)"
+        )
+
+
+def public_url(url: str) -> str:
+    """``url`` without user-info or query string, for records and messages."""
+    parts = urllib.parse.urlsplit(url)
+    host = parts.hostname or ""
+    if parts.port:
+        host = f"{host}:{parts.port}"
+    return urllib.parse.urlunsplit((parts.scheme, host, parts.path, "", ""))
 
 
 class OpenAICompatBackend(Backend):
@@ -71,8 +100,14 @@ class OpenAICompatBackend(Backend):
             raise ConvbenchError("openai backend needs a model name: openai:<model>")
         if concurrency < 1:
             raise ConvbenchError(f"concurrency must be at least 1, got {concurrency}")
+        if timeout <= 0:
+            raise ConvbenchError(f"timeout must be positive, got {timeout}")
+        url = (base_url or os.environ.get("OPENAI_BASE_URL") or DEFAULT_BASE_URL).rstrip("/")
+        if urllib.parse.urlsplit(url).scheme not in ("http", "https"):
+            raise ConvbenchError(f"base URL must start with http:// or https://, got {public_url(url)!r}")
         self.model = model
-        self.base_url = (base_url or os.environ.get("OPENAI_BASE_URL") or DEFAULT_BASE_URL).rstrip("/")
+        self._url = url
+        self.base_url = public_url(url)
         self.api_key_env = api_key_env
         self.concurrency = concurrency
         self.timeout = timeout
@@ -81,104 +116,151 @@ class OpenAICompatBackend(Backend):
         self.retries = 0
         self._rng = random.Random()
         self._lock = threading.Lock()
+        self._opener = urllib.request.build_opener(_NoRedirect)
+        self._sleep = None  # tests may replace the wait between attempts
 
     def identity(self) -> dict[str, Any]:
         return {"kind": self.kind, "model": self.model, "base_url": self.base_url}
 
     def generate(self, prompts: Sequence[Messages], params: GenerationParams) -> Iterator[tuple[int, Generation]]:
-        with ThreadPoolExecutor(max_workers=self.concurrency, thread_name_prefix="convbench-openai") as pool:
-            pending: dict[Future[Generation], int] = {}
-            queue = iter(enumerate(prompts))
-            try:
-                for index, messages in queue:
-                    pending[pool.submit(self._complete, messages, params)] = index
-                    if len(pending) >= self.concurrency * 2:
-                        yield from self._drain(pending)
-                while pending:
-                    yield from self._drain(pending)
-            finally:
-                for future in pending:
-                    future.cancel()
+        jobs: queue.Queue[tuple[int, Messages]] = queue.Queue()
+        for item in enumerate(prompts):
+            jobs.put(item)
+        results: queue.Queue[tuple[int, Generation | BaseException]] = queue.Queue()
+        stop = threading.Event()
 
-    @staticmethod
-    def _drain(pending: dict[Future[Generation], int]) -> Iterator[tuple[int, Generation]]:
-        done, _ = wait(pending, return_when=FIRST_COMPLETED)
-        for future in done:
-            index = pending.pop(future)
-            yield index, future.result()  # re-raises BackendError from the worker
+        def work() -> None:
+            while not stop.is_set():
+                try:
+                    index, messages = jobs.get_nowait()
+                except queue.Empty:
+                    return
+                try:
+                    results.put((index, self._complete(messages, params, stop)))
+                except BaseException as err:  # handed to the caller's thread
+                    results.put((index, err))
 
-    def _complete(self, messages: Messages, params: GenerationParams) -> Generation:
+        # Daemon threads: an interrupted run exits at once instead of waiting for requests in flight.
+        for _ in range(min(self.concurrency, len(prompts))):
+            threading.Thread(target=work, daemon=True, name="convbench-openai").start()
+        try:
+            for _ in range(len(prompts)):
+                index, outcome = results.get()
+                if isinstance(outcome, BaseException):
+                    stop.set()
+                    yield from _arrived(results)
+                    raise outcome
+                yield index, outcome
+        finally:
+            stop.set()
+
+    def _complete(self, messages: Messages, params: GenerationParams, stop: threading.Event) -> Generation:
         with self._lock:
             self.calls += 1
         body = json.dumps(
-            {
-                "model": self.model,
-                "messages": messages,
-                "max_tokens": params.max_new_tokens,
-                "temperature": params.temperature,
-            }
+            {"model": self.model, "messages": messages, "max_tokens": params.max_new_tokens,
+             "temperature": params.temperature}
         ).encode("utf-8")
         start = time.perf_counter()
         last_error = ""
         for attempt in range(self.retry.max_retries + 1):
+            if stop.is_set():
+                return Generation("", seconds=time.perf_counter() - start, error="stopped before an answer")
             try:
-                reply = self._post(body)
-                return _generation(reply, time.perf_counter() - start)
+                return _generation(self._post(body), time.perf_counter() - start)
+            except _RowRefused as err:
+                return Generation("", seconds=time.perf_counter() - start, error=f"refused for this row: {err}")
             except _Retryable as err:
                 last_error = str(err)
                 if attempt == self.retry.max_retries:
                     break
                 with self._lock:
                     self.retries += 1
-                time.sleep(self.retry.delay(attempt, err.retry_after, self._rng))
+                wait = self.retry.delay(attempt, err.retry_after, self._rng)
+                if self._sleep is not None:
+                    self._sleep(wait)
+                elif stop.wait(wait):
+                    break
         return Generation("", seconds=time.perf_counter() - start,
-                          error=f"gave up after {self.retry.max_retries + 1} attempts: {last_error}")
+                          error=f"gave up after {attempt + 1} attempts: {last_error}")
 
     def _post(self, body: bytes) -> dict[str, Any]:
-        url = f"{self.base_url}/chat/completions"
+        url = f"{self._url}/chat/completions"
+        shown = public_url(url)
         headers = {"Content-Type": "application/json", "User-Agent": "convbench"}
         key = os.environ.get(self.api_key_env)
         if key:
             headers["Authorization"] = f"Bearer {key}"
         request = urllib.request.Request(url, data=body, headers=headers, method="POST")
         try:
-            with urllib.request.urlopen(request, timeout=self.timeout) as response:
+            with self._opener.open(request, timeout=self.timeout) as response:
                 payload = response.read()
         except urllib.error.HTTPError as err:
             detail = _error_detail(err)
             if err.code in RETRY_STATUS:
-                raise _Retryable(f"HTTP {err.code} from {url}: {detail}", _retry_after(err.headers)) from None
-            raise BackendError(f"HTTP {err.code} from {url}: {detail}") from None
+                raise _Retryable(f"HTTP {err.code} from {shown}: {detail}", _retry_after(err.headers)) from None
+            if err.code in ROW_REFUSED_STATUS:
+                raise _RowRefused(f"HTTP {err.code} from {shown}: {detail}") from None
+            raise BackendError(f"HTTP {err.code} from {shown}: {detail}") from None
         except (TimeoutError, socket.timeout) as err:
-            raise _Retryable(f"no reply from {url} within {self.timeout:g}s") from err
+            raise _Retryable(f"no reply from {shown} within {self.timeout:g}s") from err
         except (urllib.error.URLError, http.client.HTTPException, ConnectionError) as err:
-            raise _Retryable(f"connection to {url} failed: {getattr(err, 'reason', err)}") from err
+            reason = getattr(err, "reason", err)
+            if isinstance(reason, BackendError):
+                raise reason from None
+            raise _Retryable(f"connection to {shown} failed: {reason}") from err
         try:
             return json.loads(payload)
         except (json.JSONDecodeError, UnicodeDecodeError):
-            raise _Retryable(f"malformed JSON from {url}: {payload[:80]!r}") from None
+            raise _Retryable(f"malformed JSON from {shown}: {payload[:80]!r}") from None
 
 
-def _generation(reply: dict[str, Any], seconds: float) -> Generation:
+def _arrived(results: queue.Queue) -> Iterator[tuple[int, Generation]]:
+    """Answers already waiting in the queue (handed over before an error is raised)."""
+    while True:
+        try:
+            index, outcome = results.get_nowait()
+        except queue.Empty:
+            return
+        if isinstance(outcome, Generation):
+            yield index, outcome
+
+
+def _generation(reply: Any, seconds: float) -> Generation:
     try:
         text = reply["choices"][0]["message"]["content"]
     except (KeyError, IndexError, TypeError):
         raise _Retryable(f"reply has no choices[0].message.content: {str(reply)[:120]}") from None
-    usage = reply.get("usage") or {}
+    if text is not None and not isinstance(text, str):
+        raise _Retryable(f"reply content is not text: {str(text)[:120]}")
+    usage = reply.get("usage") if isinstance(reply, dict) else None
+    usage = usage if isinstance(usage, dict) else {}
     return Generation(
         text or "",
-        prompt_tokens=int(usage.get("prompt_tokens") or 0),
-        completion_tokens=int(usage.get("completion_tokens") or 0),
+        prompt_tokens=_int(usage.get("prompt_tokens")),
+        completion_tokens=_int(usage.get("completion_tokens")),
         seconds=seconds,
     )
 
 
+def _int(value: Any) -> int:
+    return value if isinstance(value, int) and not isinstance(value, bool) else 0
+
+
 def _retry_after(headers: Any) -> float | None:
     value = headers.get("Retry-After") if headers else None
+    if value is None:
+        return None
     try:
-        return max(0.0, float(value)) if value is not None else None
+        return max(0.0, float(value))
     except ValueError:
-        return None  # an HTTP date: fall back to our own backoff
+        pass
+    try:  # an HTTP date
+        from email.utils import parsedate_to_datetime
+
+        return max(0.0, parsedate_to_datetime(value).timestamp() - time.time())
+    except (TypeError, ValueError):
+        return None
 
 
 def _error_detail(err: urllib.error.HTTPError) -> str:
@@ -191,4 +273,4 @@ def _error_detail(err: urllib.error.HTTPError) -> str:
         text = message.get("message", text) if isinstance(message, dict) else str(message)
     except (json.JSONDecodeError, AttributeError):
         pass
-    return " ".join(text.split())[:200] or err.reason
+    return " ".join(text.split())[:200] or str(err.reason)
