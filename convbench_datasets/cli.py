@@ -146,6 +146,13 @@ def _cmd_run_nico(args: argparse.Namespace) -> None:
 
 
 def _print_results(results: dict, path: object, rescored: bool = False) -> None:
+    if "accuracy" not in results:  # a NICO run: print its scores as they are
+        import json
+
+        scores = {k: round(v, 2) for k, v in results.items() if isinstance(v, float)}
+        print(f"{results.get('n')} examples: {json.dumps(scores, ensure_ascii=False)}")
+        print(f"wrote {path}/results.json")
+        return
     print(f"accuracy {results['accuracy']:.1f}% over {results['n']} rows ({results['unparsed']} unparsed judge answers)")
     for name, accuracy in results.get("per_set", {}).items():
         print(f"  {name:<20} {accuracy:6.1f}%")
