@@ -12,6 +12,7 @@ from .errors import BuildError
 BUILDERS: dict[str, str] = {
     "nc": "convbench_datasets.nc.builder",
     "nico": "convbench_datasets.nico.builder",
+    "cocoeval": "convbench_datasets.cocoeval.builder",
 }
 
 
