@@ -63,19 +63,22 @@ def _parser() -> argparse.ArgumentParser:
     agree.add_argument("--seed", type=int, default=0)
     agree.add_argument("--json", action="store_true", help="print the result as JSON")
     run = commands.add_parser("run", help="generate, judge and score a benchmark with a model")
-    run.add_argument("name", choices=["nc", "nico"], help="benchmark")
-    run.add_argument("--config", default="all", help="nc: basic, rag, complex_request or all (default)")
+    run.add_argument("name", choices=["nc", "nico", "cocoeval"], help="benchmark")
+    run.add_argument("--config", default="all", help="nc: basic, rag, complex_request or all (default); cocoeval: a source or all")
     run.add_argument("--task", help="nico: open_domain, dialog_completion, identify_unnatural or rewrite_unnatural")
     run.add_argument("--shots", type=int, default=0, choices=[0, 3], help="nico: zero-shot (default) or 3-shot prompts")
     run.add_argument("--split", default="test", help="nico: the split to score (default test)")
     run.add_argument("--bertscore", metavar="MODEL", help="nico: add BERTScore F1 with this model (name or folder)")
+    run.add_argument("--turns-per-call", type=int, choices=[1, 5, 30], default=5, help="cocoeval: turns simulated per model call")
+    run.add_argument("--prompt", choices=["vanilla", "taxonomy"], default="vanilla", help="cocoeval: simulation prompt")
+    run.add_argument("--taxonomy", metavar="FILE", help="cocoeval: your own behaviour taxonomy (YAML)")
     run.add_argument("--model", required=True, help="generator spec: hf:<path>, openai:<model>, baseline:silence|repeat")
     run.add_argument("--judge", help="nc: judge spec, same forms")
     run.add_argument("--out", required=True, help="run folder for records.jsonl and results.json")
     run.add_argument("--limit", type=_positive, help="only the first N rows")
     run.add_argument("--concurrency", type=_positive, help="parallel requests for openai backends (default 8)")
     run.add_argument("--max-new-tokens", type=_positive, help="generator token limit (default: nc 1024, nico 256)")
-    run.add_argument("--judge-max-new-tokens", type=_positive, default=128, help="judge token limit (default 128)")
+    run.add_argument("--judge-max-new-tokens", type=_positive, help="judge token limit (default: nc 128, cocoeval 1024)")
     run.add_argument("--base-url", help="OpenAI-compatible server for the model (and the judge, unless --judge-base-url)")
     run.add_argument("--judge-base-url", help="OpenAI-compatible server for the judge")
     run.add_argument("--api-key-env", help="environment variable holding the API key (default OPENAI_API_KEY)")
@@ -111,13 +114,15 @@ def _backend_options(args: argparse.Namespace, base_url: str | None) -> dict:
 def _cmd_run(args: argparse.Namespace) -> None:
     if args.name == "nico":
         return _cmd_run_nico(args)
+    if args.name == "cocoeval":
+        return _cmd_run_cocoeval(args)
     from .runner import run_nc
 
     if not args.judge:
         raise ConvbenchError("convbench run nc needs --judge SPEC")
     result = run_nc(
         model=args.model, judge=args.judge, out=args.out, config=args.config, limit=args.limit,
-        max_new_tokens=args.max_new_tokens or 1024, judge_max_new_tokens=args.judge_max_new_tokens,
+        max_new_tokens=args.max_new_tokens or 1024, judge_max_new_tokens=args.judge_max_new_tokens or 128,
         first_line_only=not args.all_lines, template=args.judge_template, rules=args.rules, cache=args.cache,
         dataset=args.dataset, sources=args.sources,
         backend_options=_backend_options(args, args.base_url),
@@ -125,6 +130,28 @@ def _cmd_run(args: argparse.Namespace) -> None:
         progress=not args.no_progress,
     )
     _print_results(result.results, result.path)
+
+
+def _cmd_run_cocoeval(args: argparse.Namespace) -> None:
+    from .runner.cocoeval_run import run_cocoeval
+
+    if not args.judge:
+        raise ConvbenchError("convbench run cocoeval needs --judge SPEC")
+    result = run_cocoeval(
+        model=args.model, judge=args.judge, out=args.out, config=args.config, split=args.split, limit=args.limit,
+        turns_per_call=args.turns_per_call, prompt=args.prompt, taxonomy=args.taxonomy,
+        max_new_tokens=args.max_new_tokens or 1024, judge_max_new_tokens=args.judge_max_new_tokens or 1024,
+        dataset=args.dataset, sources=args.sources, cache=args.cache,
+        backend_options=_backend_options(args, args.base_url),
+        judge_options=_backend_options(args, args.judge_base_url or args.base_url), progress=not args.no_progress,
+    )
+    r = result.results
+    print(f"cocoeval: {r['n_compared']} of {r['n']} instances compared; excluded {r['excluded']}")
+    if "mismatch" in r:
+        print(f"  mismatch {r['mismatch']:.1f}%  (0 = human frequencies reproduced)")
+        for name in r["model_mean"]:
+            print(f"  {name:<24} model {r['model_mean'][name]:6.2f}   human {r['human_mean'][name]:6.2f}")
+    print(f"wrote {result.path}/records.jsonl and {result.path}/results.json")
 
 
 def _cmd_run_nico(args: argparse.Namespace) -> None:

@@ -71,3 +71,33 @@ def nico_built(tmp_path_factory: pytest.TempPathFactory) -> Path:
         warnings.simplefilter("ignore", UserWarning)
         build("nico", out, progress=False)
     return out
+
+
+@pytest.fixture(scope="session")
+def qmsum_iq2_sources(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A mirror holding QMSum and IQ2 (CONVBENCH_SOURCES, else downloaded once, else skip)."""
+    from convbench_datasets.cocoeval.conversations import iq2_source, qmsum_sources
+    from convbench_datasets.errors import ChecksumError, SourceError
+    from convbench_datasets.sources import fetch
+
+    mirror = os.environ.get("CONVBENCH_SOURCES")
+    if mirror:
+        return Path(mirror)
+    cache = tmp_path_factory.mktemp("coco-cache")
+    try:
+        for src in [*qmsum_sources(), iq2_source()]:
+            fetch(src, cache_dir=cache, progress=False)
+    except ChecksumError:
+        raise
+    except SourceError as err:
+        pytest.skip(f"QMSum/IQ2 sources unavailable: no CONVBENCH_SOURCES mirror and no network ({err})")
+    return cache / "sources"
+
+
+@pytest.fixture(scope="session")
+def cocoeval_built(qmsum_iq2_sources: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:
+    from convbench_datasets import build
+
+    out = tmp_path_factory.mktemp("hub") / "cocoeval"
+    build("cocoeval", out, sources=qmsum_iq2_sources, progress=False)
+    return out

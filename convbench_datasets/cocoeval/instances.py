@@ -2,7 +2,8 @@
 
 Window selection (seeded per source): an instance starting at turn ``s`` takes turns ``s-30 .. s-1`` as
 history and ``s .. s+29`` as reference, so ``30 <= s <= len(turns) - 30``. Windows of one conversation
-never overlap. The evaluation set takes ``EVAL_PER_SOURCE`` instances, visiting the test material's
+never overlap: each conversation has as many 60-turn slots as fit, laid from a seeded offset and used
+in a seeded order. The evaluation set takes ``EVAL_PER_SOURCE`` instances, visiting the test material's
 conversations in a seeded order, one window each per round, so that a source with few conversations
 gets several windows per conversation; if the test material runs out, train-material conversations
 follow (and then leave the train set). The train set takes one window per remaining train-material
@@ -33,8 +34,16 @@ _STOP = frozenset(
 )
 
 
-def _free_starts(length: int, taken: list[int]) -> list[int]:
-    return [s for s in range(WINDOW, length - WINDOW + 1) if all(abs(s - t) >= 2 * WINDOW for t in taken)]
+def _slots(length: int, rng: random.Random) -> list[int]:
+    """Start turns for as many non-overlapping windows as fit: a seeded offset, then every 60 turns,
+    in a seeded order (so a conversation used once gets a random position, and packing stays full)."""
+    count = length // (2 * WINDOW)
+    if not count:
+        return []
+    offset = rng.randint(0, length - count * 2 * WINDOW)
+    slots = [WINDOW + offset + k * 2 * WINDOW for k in range(count)]
+    rng.shuffle(slots)
+    return slots
 
 
 def select_windows(conversations: list[dict[str, Any]], source: str) -> tuple[list[tuple[dict, int]], list[tuple[dict, int]]]:
@@ -42,31 +51,17 @@ def select_windows(conversations: list[dict[str, Any]], source: str) -> tuple[li
     rng = random.Random(f"{WINDOW_SEED}:{source}")
     ordered = sorted(conversations, key=lambda c: c["id"])
     rng.shuffle(ordered)
-    test = [c for c in ordered if c["material"] == "test"]
-    train = [c for c in ordered if c["material"] == "train"]
+    slots = {c["id"]: _slots(len(c["turns"]), rng) for c in ordered}
     evaluation: list[tuple[dict, int]] = []
-    taken: dict[str, list[int]] = {}
-    used_train: set[str] = set()
-    for pool in (test, train):
-        while len(evaluation) < EVAL_PER_SOURCE:
-            added = False
+    for material in ("test", "train"):
+        pool = [c for c in ordered if c["material"] == material]
+        while len(evaluation) < EVAL_PER_SOURCE and any(slots[c["id"]] for c in pool):
             for conversation in pool:
-                if len(evaluation) == EVAL_PER_SOURCE:
-                    break
-                starts = _free_starts(len(conversation["turns"]), taken.get(conversation["id"], []))
-                if starts:
-                    start = rng.choice(starts)
-                    taken.setdefault(conversation["id"], []).append(start)
-                    evaluation.append((conversation, start))
-                    used_train.update([conversation["id"]] if conversation["material"] == "train" else [])
-                    added = True
-            if not added:
-                break
-    training = []
-    for conversation in train:
-        starts = _free_starts(len(conversation["turns"]), [])
-        if conversation["id"] not in used_train and starts:
-            training.append((conversation, rng.choice(starts)))
+                if len(evaluation) < EVAL_PER_SOURCE and slots[conversation["id"]]:
+                    evaluation.append((conversation, slots[conversation["id"]].pop()))
+    used = {c["id"] for c, _ in evaluation}
+    training = [(c, slots[c["id"]][-1]) for c in ordered
+                if c["material"] == "train" and c["id"] not in used and slots[c["id"]]]
     return evaluation, training
 
 

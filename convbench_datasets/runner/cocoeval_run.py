@@ -1,0 +1,218 @@
+"""``convbench run cocoeval``: simulate 30-turn continuations, judge them and the human ones, compare.
+
+Simulation proceeds in rounds: each unfinished instance asks the model for its next
+``turns_per_call`` turns (1, 5 or 30), given the metadata, the summary, the 30 history turns and what
+it has simulated so far. A reply with no usable turn, or with a speaker outside the participants, is
+recorded and shown back to the model with the problem (``max_repairs`` times); after that its usable
+turns are kept and the problem is counted. An instance that stops making progress is left incomplete,
+counted, and kept out of the comparison (with its reason in the records).
+
+Judging asks, for the simulated and the human continuation alike, which turns show each behaviour
+(JSON) and for 1-10 consistency and collaborativeness ratings. Unusable judge answers get the same
+repair round, then are counted; such instances are kept out of the comparison, never scored as zero.
+"""
+
+from __future__ import annotations
+
+import os
+import time
+from pathlib import Path
+from typing import Any
+
+from .._version import __version__
+from ..cocoeval.instances import WINDOW
+from ..cocoeval.simulation import (
+    PROMPT_STYLES,
+    judge_prompt,
+    occurrences,
+    parse_behaviours,
+    parse_overall,
+    parse_turns,
+    simulation_prompt,
+    speakers,
+    templates,
+)
+from ..cocoeval.taxonomy import Behaviour, load_taxonomy
+from ..errors import ConvbenchError
+from ..scoring.behavior_frequency import mean_with_interval, score_frequencies
+from .backends import Backend, GenerationParams, backend_from_spec
+from .cache import ResponseCache
+from .nc_run import _open_cache, dataset_fingerprint
+from .run_folder import RunResult, run_lock, write_folder
+from .stage import complete
+
+TURNS_PER_CALL = (1, 5, 30)
+SCALES = ("consistency", "collaborativeness")
+
+
+def run_cocoeval(
+    *,
+    model: str | Backend,
+    judge: str | Backend,
+    out: str | os.PathLike[str],
+    config: str = "all",
+    split: str = "test",
+    limit: int | None = None,
+    turns_per_call: int = 5,
+    prompt: str = "vanilla",
+    taxonomy: str | os.PathLike[str] | None = None,
+    max_new_tokens: int = 1024,
+    judge_max_new_tokens: int = 1024,
+    max_repairs: int = 1,
+    dataset: str | os.PathLike[str] | None = None,
+    sources: str | os.PathLike[str] | None = None,
+    cache: str | os.PathLike[str] | ResponseCache | None = None,
+    backend_options: dict[str, Any] | None = None,
+    judge_options: dict[str, Any] | None = None,
+    n_bootstrap: int = 1000,
+    seed: int = 0,
+    progress: bool = True,
+) -> RunResult:
+    """Simulate, judge and compare; writes records.jsonl and results.json to ``out``."""
+    if turns_per_call not in TURNS_PER_CALL:
+        raise ConvbenchError(f"turns per call must be one of {TURNS_PER_CALL}, got {turns_per_call}")
+    if prompt not in PROMPT_STYLES:
+        raise ConvbenchError(f"prompt must be one of {PROMPT_STYLES}, got {prompt!r}")
+    if limit is not None and limit < 1:
+        raise ConvbenchError(f"--limit must be at least 1, got {limit}")
+    behaviours = load_taxonomy(taxonomy)
+    with run_lock(Path(out)), _open_cache(cache) as store:
+        rows = _rows(config, split, dataset, sources)[:limit]
+        started = time.time()
+        generator = backend_from_spec(model, **(backend_options or {}))
+        params = GenerationParams(max_new_tokens=max_new_tokens)
+        simulated = simulate(generator, rows, behaviours, store, turns_per_call, prompt, params, max_repairs, progress)
+        generator.close()
+        judge_backend = backend_from_spec(judge, **(judge_options or backend_options or {}))
+        judge_params = GenerationParams(max_new_tokens=judge_max_new_tokens)
+        judged = judge_all(judge_backend, rows, simulated, behaviours, store, judge_params, max_repairs, progress)
+        judge_backend.close()
+        records = [_record(r, s, j) for r, s, j in zip(rows, simulated, judged)]
+        results = score_records(records, [b.name for b in behaviours], n_bootstrap, seed)
+        results["signature"] = {
+            "convbench_version": __version__, "benchmark": "cocoeval", "config": config, "split": split,
+            "limit": limit, "rows": len(rows), "dataset_fingerprint": dataset_fingerprint(rows),
+            "model": generator.spec, "model_identity": generator.identity(), "generation": params.to_dict(),
+            "judge": judge_backend.spec, "judge_identity": judge_backend.identity(),
+            "judge_generation": judge_params.to_dict(), "turns_per_call": turns_per_call, "prompt": prompt,
+            "taxonomy": [b.name for b in behaviours], "max_repairs": max_repairs,
+            "templates_sha256": _sha(templates()), "n_bootstrap": n_bootstrap, "seed": seed,
+        }
+        results["stats"] = {"seconds": round(time.time() - started, 3),
+                            "created": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(started))}
+        write_folder(Path(out), records, results)
+        return RunResult(Path(out), records, results, results["stats"])
+
+
+def _sha(value: Any) -> str:
+    import hashlib
+    import json
+
+    return hashlib.sha256(json.dumps(value, sort_keys=True).encode()).hexdigest()
+
+
+def _rows(config: str, split: str, dataset: Any, sources: Any) -> list[dict[str, Any]]:
+    if dataset is not None:
+        import datasets
+
+        return datasets.load_dataset(str(dataset), config, split=split).to_list()
+    from ..api import load
+
+    return load("cocoeval", config, split=split, sources=sources).to_list()
+
+
+def simulate(backend: Backend, rows: list[dict[str, Any]], behaviours: tuple[Behaviour, ...], store: ResponseCache,
+             turns_per_call: int, style: str, params: GenerationParams, max_repairs: int,
+             progress: bool) -> list[dict[str, Any]]:
+    """Each row's simulated turns, the problems met, and whether it reached 30 turns."""
+    states = [{"turns": [], "problems": [], "repairs": 0, "stalled": False} for _ in rows]
+    round_number = 0
+    while True:
+        active = [i for i, s in enumerate(states) if len(s["turns"]) < WINDOW and not s["stalled"]]
+        if not active:
+            break
+        round_number += 1
+        asks = {i: min(turns_per_call, WINDOW - len(states[i]["turns"])) for i in active}
+        prompts = [simulation_prompt(rows[i], states[i]["turns"], asks[i], style, behaviours,
+                                     states[i]["problems"][-1] if states[i]["repairs"] else None) for i in active]
+        answers = complete(backend, prompts, params, store, desc=f"simulate round {round_number}", progress=progress)
+        for i, answer in zip(active, answers.generations):
+            state = states[i]
+            turns, problem = parse_turns(answer.text, speakers(rows[i]), asks[i])
+            if problem is None:
+                state["turns"].extend(turns)
+                state["repairs"] = 0
+                continue
+            state["problems"].append(problem)
+            if state["repairs"] < max_repairs:
+                state["repairs"] += 1
+                continue
+            state["repairs"] = 0
+            if turns:
+                state["turns"].extend(turns)
+            else:
+                state["stalled"] = True
+    return [{"turns": s["turns"], "problems": s["problems"], "complete": len(s["turns"]) == WINDOW} for s in states]
+
+
+def judge_all(backend: Backend, rows: list[dict[str, Any]], simulated: list[dict[str, Any]],
+              behaviours: tuple[Behaviour, ...], store: ResponseCache, params: GenerationParams, max_repairs: int,
+              progress: bool) -> list[dict[str, Any]]:
+    """For each row: behaviours and overall ratings of the simulated and the human continuation."""
+    jobs = []  # (row index, side, kind, continuation)
+    for i, (row, sim) in enumerate(zip(rows, simulated)):
+        for side, turns in (("human", row["reference"]), ("model", sim["turns"] if sim["complete"] else None)):
+            if turns is not None:
+                jobs += [(i, side, "behaviours", turns), (i, side, "overall", turns)]
+    outcomes: dict[tuple[int, str, str], dict[str, Any]] = {}
+    problems: dict[int, str | None] = {}
+    for attempt in range(max_repairs + 1):
+        todo = [j for j, job in enumerate(jobs) if (job[0], job[1], job[2]) not in outcomes]
+        if not todo:
+            break
+        prompts = [judge_prompt(jobs[j][2], rows[jobs[j][0]], jobs[j][3], behaviours, problems.get(j)) for j in todo]
+        answers = complete(backend, prompts, params, store, desc=f"judge (attempt {attempt + 1})", progress=progress)
+        for j, answer in zip(todo, answers.generations):
+            i, side, kind, turns = jobs[j]
+            parsed, problem = (parse_behaviours(answer.text, behaviours, len(turns)) if kind == "behaviours"
+                               else parse_overall(answer.text))
+            if parsed is not None or attempt == max_repairs:
+                outcomes[(i, side, kind)] = {"raw": answer.text, "parsed": parsed, "problem": problem}
+            problems[j] = problem
+    return [{(side, kind): outcomes.get((i, side, kind)) for side in ("human", "model") for kind in ("behaviours", "overall")}
+            for i in range(len(rows))]
+
+
+def _record(row: dict[str, Any], sim: dict[str, Any], judged: dict[tuple[str, str], Any]) -> dict[str, Any]:
+    record: dict[str, Any] = {"id": row["id"], "source": row["source"], "simulated": sim["turns"],
+                              "simulation_problems": sim["problems"], "simulation_complete": sim["complete"]}
+    excluded = None if sim["complete"] else "simulation incomplete"
+    for side in ("model", "human"):
+        for kind in ("behaviours", "overall"):
+            outcome = judged.get((side, kind))
+            record[f"{side}_{kind}_raw"] = outcome["raw"] if outcome else None
+            record[f"{side}_{kind}"] = outcome["parsed"] if outcome else None
+            if outcome and outcome["parsed"] is None:
+                excluded = excluded or f"unusable judge answer ({side} {kind}): {outcome['problem']}"
+    record["excluded"] = excluded
+    return record
+
+
+def score_records(records: list[dict[str, Any]], names: list[str], n_bootstrap: int, seed: int) -> dict[str, Any]:
+    kept = [r for r in records if r["excluded"] is None]
+    results: dict[str, Any] = {
+        "n": len(records), "n_compared": len(kept),
+        "excluded": {"simulation_incomplete": sum(r["excluded"] == "simulation incomplete" for r in records),
+                     "judge_unusable": sum(bool(r["excluded"]) and r["excluded"] != "simulation incomplete" for r in records)},
+        "simulation_problems": sum(len(r["simulation_problems"]) for r in records),
+    }
+    if not kept:
+        results["note"] = "no instance could be compared"
+        return results
+    results.update(score_frequencies([occurrences(r["model_behaviours"]) for r in kept],
+                                     [occurrences(r["human_behaviours"]) for r in kept],
+                                     sources=[r["source"] for r in kept], behaviours=names,
+                                     n_bootstrap=n_bootstrap, seed=seed))
+    results["overall"] = {side: {scale: mean_with_interval([r[f"{side}_overall"][scale] for r in kept], n_bootstrap, seed)
+                                 for scale in SCALES} for side in ("model", "human")}
+    return results

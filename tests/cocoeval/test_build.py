@@ -1,0 +1,71 @@
+"""CoCoEvalBench built from the QMSum and IQ2 mirror: sizes, windows, no future in summaries, rebuilds."""
+
+from __future__ import annotations
+
+from collections import Counter
+from pathlib import Path
+
+import pytest
+
+from convbench_datasets import build
+from convbench_datasets.cocoeval import schema
+from convbench_datasets.cocoeval.conversations import read_iq2, read_qmsum
+
+SOURCES = ["qmsum_product", "qmsum_academic", "qmsum_committee", "iq2"]
+
+
+def _load(folder: Path, config: str, split: str = "test") -> list[dict]:
+    import datasets
+
+    return datasets.load_dataset(str(folder), config, split=split).to_list()
+
+
+@pytest.mark.parametrize("source", SOURCES)
+def test_fifty_test_instances_of_thirty_and_thirty(cocoeval_built: Path, source: str) -> None:
+    rows = _load(cocoeval_built, source)
+    assert len(rows) == 50 and {r["source"] for r in rows} == {source}
+    assert all(len(r["history"]) == 30 and len(r["reference"]) == 30 for r in rows)
+    assert len({r["id"] for r in rows}) == 50
+
+
+def test_all_config_and_features(cocoeval_built: Path) -> None:
+    import datasets
+
+    ds = datasets.load_dataset(str(cocoeval_built), "all", split="test")
+    assert ds.num_rows == 200 and ds.features == schema.features()
+    assert Counter(ds["source"]) == Counter({s: 50 for s in SOURCES})
+
+
+def test_windows_match_the_cleaned_source_and_summaries_hold_no_future(cocoeval_built: Path, qmsum_iq2_sources: Path) -> None:
+    counts: Counter = Counter()
+    conversations = {c["id"]: c for s in SOURCES[:3] for c in read_qmsum(s, qmsum_iq2_sources, counts, progress=False)}
+    conversations.update({c["id"]: c for c in read_iq2(qmsum_iq2_sources, counts, progress=False)})
+    for source in SOURCES:
+        for row in _load(cocoeval_built, source):
+            turns = conversations[row["conversation_id"]]["turns"]
+            start = row["start_turn"]
+            assert [t["utterance"] for t in row["history"]] == [t["utterance"] for t in turns[start - 30 : start]]
+            assert [t["utterance"] for t in row["reference"]] == [t["utterance"] for t in turns[start : start + 30]]
+            earlier = {f"{t['speaker']}: {t['utterance']}" for t in turns[: start - 30]}
+            later = [f"{t['speaker']}: {t['utterance']}" for t in turns[start - 30 :]]
+            if row["summary"]:
+                assert any(text in row["summary"] for text in earlier)
+                assert not any(text in row["summary"] and text not in earlier and len(text) > 40 for text in later)
+            else:
+                assert start == 30
+    assert counts["markers"] > 0 and counts["empty_turns"] > 0
+
+
+def test_metadata(cocoeval_built: Path) -> None:
+    product = _load(cocoeval_built, "qmsum_product")[0]
+    assert product["metadata"]["participants"] and "remote control" in product["metadata"]["setting"]
+    debate = _load(cocoeval_built, "iq2")[0]
+    assert debate["metadata"]["goals"][0].startswith("Debate the motion: ")
+    assert any(p.endswith("(for the motion)") for p in debate["metadata"]["participants"])
+
+
+def test_rebuild_is_byte_identical(cocoeval_built: Path, qmsum_iq2_sources: Path, tmp_path: Path) -> None:
+    again = build("cocoeval", tmp_path / "cocoeval", sources=qmsum_iq2_sources, progress=False).path
+    for path in cocoeval_built.rglob("*"):
+        if path.is_file():
+            assert path.read_bytes() == (again / path.relative_to(cocoeval_built)).read_bytes(), path

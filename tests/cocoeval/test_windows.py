@@ -1,0 +1,46 @@
+"""Window selection: ranges, no overlap, several windows where conversations are few, train fallback."""
+
+from __future__ import annotations
+
+from convbench_datasets.cocoeval.instances import EVAL_PER_SOURCE, WINDOW, extractive_summary, instance, select_windows
+
+
+def _conversation(ident: str, turns: int, material: str = "test") -> dict:
+    return {"id": ident, "source": "x", "material": material, "setting": "s", "participants": ["A", "B"],
+            "roles": ["A", "B"], "topics": [("first", 0), ("later", turns - 1)],
+            "turns": [{"speaker": "AB"[i % 2], "utterance": f"turn {i} about budget plans", "position": i} for i in range(turns)]}
+
+
+def test_windows_fit_and_never_overlap() -> None:
+    conversations = [_conversation(f"c{i}", 400) for i in range(10)]
+    evaluation, training = select_windows(conversations, "x")
+    assert len(evaluation) == EVAL_PER_SOURCE and training == []
+    by_conversation: dict[str, list[int]] = {}
+    for conversation, start in evaluation:
+        assert WINDOW <= start <= len(conversation["turns"]) - WINDOW
+        by_conversation.setdefault(conversation["id"], []).append(start)
+    for starts in by_conversation.values():
+        starts.sort()
+        assert all(b - a >= 2 * WINDOW for a, b in zip(starts, starts[1:]))
+    assert sorted(len(s) for s in by_conversation.values()) == [5] * 10  # 10 conversations, 50 windows, 6 fit each
+    assert select_windows(conversations, "x") == (evaluation, training)  # seeded
+
+
+def test_train_material_fills_in_and_then_leaves_the_train_set() -> None:
+    test = [_conversation(f"t{i}", 120) for i in range(10)]  # 120 // 60: 2 windows each, 20 in all
+    train = [_conversation(f"r{i}", 60, "train") for i in range(40)]  # 1 window each
+    evaluation, training = select_windows(test + train, "x")
+    assert len(evaluation) == 50 and sum(c["material"] == "train" for c, _ in evaluation) == 30
+    used = {c["id"] for c, _ in evaluation}
+    assert len(training) == 10 and not used & {c["id"] for c, _ in training}
+
+
+def test_instance_fields_and_past_only_summary() -> None:
+    conversation = _conversation("c", 200)
+    row = instance(conversation, 100)
+    assert [t["utterance"] for t in row["history"]] == [f"turn {i} about budget plans" for i in range(70, 100)]
+    assert [t["utterance"] for t in row["reference"]] == [f"turn {i} about budget plans" for i in range(100, 130)]
+    assert row["metadata"]["goals"] == ["first"]  # "later" begins after the history
+    for piece in row["summary"].split(" A: ")[1:] + row["summary"].split(" B: ")[1:]:
+        assert int(piece.split()[1]) < 70
+    assert instance(conversation, 30)["summary"] == "" and extractive_summary([]) == ""
