@@ -29,7 +29,7 @@ def build_tiny_lm(folder: Path, *, chat_template: bool = True, seed: int = 0) ->
     if chat_template:
         tokenizer.chat_template = CHAT_TEMPLATE
     torch.manual_seed(seed)
-    config = GPT2Config(vocab_size=len(vocab), n_positions=2048, n_embd=32, n_layer=2, n_head=2, initializer_range=0.5,
+    config = GPT2Config(vocab_size=len(vocab), n_positions=4096, n_embd=32, n_layer=2, n_head=2, initializer_range=0.5,
                         bos_token_id=vocab["<eos>"], eos_token_id=vocab["<eos>"], pad_token_id=vocab["<pad>"])
     model = GPT2LMHeadModel(config)
     folder.mkdir(parents=True, exist_ok=True)

@@ -90,9 +90,28 @@ class HFBackend(Backend):
             return self.tokenizer.apply_chat_template(messages, tokenize=False, add_generation_prompt=True)
         return plain_prompt(messages)
 
+    def context_length(self) -> int | None:
+        config = self.lm.config
+        for name in ("max_position_embeddings", "n_positions", "max_sequence_length"):
+            value = getattr(config, name, None)
+            if isinstance(value, int) and value > 0:
+                return value
+        return None
+
     def generate(self, prompts: Sequence[Messages], params: GenerationParams) -> Iterator[tuple[int, Generation]]:
         texts = [self.render(m) for m in prompts]
-        order = sorted(range(len(texts)), key=lambda i: len(texts[i]))
+        limit = self.context_length()
+        lengths = [len(self.tokenizer(t, add_special_tokens=False)["input_ids"]) for t in texts]
+        fitting = []
+        for i, length in enumerate(lengths):
+            if limit is not None and length + params.max_new_tokens > limit:
+                # a row this model cannot answer: reported for the row, like a server's refusal
+                yield i, Generation("", prompt_tokens=length, error=(
+                    f"refused for this row: prompt of {length} tokens + {params.max_new_tokens} new tokens "
+                    f"exceeds the model's context of {limit}"))
+            else:
+                fitting.append(i)
+        order = sorted(fitting, key=lambda i: lengths[i])
         for start in range(0, len(order), self.batch_size):
             batch = order[start : start + self.batch_size]
             yield from zip(batch, self._generate_batch([texts[i] for i in batch], params))
