@@ -52,6 +52,7 @@ def build(
     sources: str | os.PathLike[str] | None = None,
     data_dir: str | os.PathLike[str] | None = None,
     progress: bool = True,
+    **options: Any,
 ) -> BuildSummary:
     """Build benchmark ``name`` into ``out`` as a Hub-layout dataset folder (parquet + card).
 
@@ -61,8 +62,9 @@ def build(
         sources: a local mirror of the upstream files (default: ``$CONVBENCH_SOURCES``, else download).
         data_dir: user-supplied data, for benchmarks whose data is not downloadable.
         progress: show download progress bars.
+        options: builder-specific options (cocoeval: ``summarizer``, ``summarizer_options``).
     """
-    kwargs: dict[str, Any] = {"sources_dir": sources, "progress": progress}
+    kwargs: dict[str, Any] = {"sources_dir": sources, "progress": progress, **options}
     if data_dir is not None:
         kwargs["data_dir"] = data_dir
     built = registry.builder(name).build(**kwargs)

@@ -51,6 +51,8 @@ def _parser() -> argparse.ArgumentParser:
     build.add_argument("--out", required=True, help="folder to write (replaced if it is an earlier build)")
     build.add_argument("--sources", metavar="DIR", help="local mirror of the upstream files (default: $CONVBENCH_SOURCES, else download)")
     build.add_argument("--data-dir", metavar="DIR", help="user-supplied data, for benchmarks that need it")
+    build.add_argument("--summarizer", metavar="SPEC", help="cocoeval: abstractive summaries by this model (default: extractive)")
+    build.add_argument("--summarizer-base-url", metavar="URL", help="cocoeval: OpenAI-compatible server for --summarizer")
     build.add_argument("--no-progress", action="store_true", help="hide progress bars")
     agree = commands.add_parser("agreement", help="judge agreement: Cohen's kappa and % agreement of two raters' NC-Bench labels")
     agree.add_argument("rater_a", help="JSON Lines: id, set, and labels or judge_output (and passed, acceptable_labels or task)")
@@ -237,7 +239,14 @@ def _cmd_list(args: argparse.Namespace) -> None:
 def _cmd_build(args: argparse.Namespace) -> None:
     from .api import build
 
-    summary = build(args.name, args.out, sources=args.sources, data_dir=args.data_dir, progress=not args.no_progress)
+    options = {}
+    if args.summarizer:
+        if args.name != "cocoeval":
+            raise ConvbenchError("--summarizer applies to cocoeval only")
+        options = {"summarizer": args.summarizer,
+                   "summarizer_options": {"base_url": args.summarizer_base_url} if args.summarizer_base_url else {}}
+    summary = build(args.name, args.out, sources=args.sources, data_dir=args.data_dir, progress=not args.no_progress,
+                    **options)
     print("\n".join(summary.lines()))
 
 

@@ -4,6 +4,7 @@ named by CONVBENCH_SOURCES, else they are downloaded once, else the tests that n
 from __future__ import annotations
 
 import os
+import tempfile
 from pathlib import Path
 
 import pytest
@@ -12,6 +13,8 @@ import pytest
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 os.environ.setdefault("HF_DATASETS_OFFLINE", "1")
 os.environ.setdefault("HF_EVALUATE_OFFLINE", "1")
+# Builds and responses made by tests stay out of the user's own convbench cache.
+os.environ.setdefault("CONVBENCH_CACHE", tempfile.mkdtemp(prefix="convbench-test-cache-"))
 
 
 @pytest.fixture(scope="session")

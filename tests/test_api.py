@@ -10,7 +10,7 @@ from convbench_datasets import build, list_benchmarks, load
 
 
 def test_list_benchmarks() -> None:
-    assert [b.name for b in list_benchmarks()] == ["nc", "nico"]
+    assert [b.name for b in list_benchmarks()] == ["nc", "nico", "cocoeval"]
     (nc,) = [b for b in list_benchmarks() if b.name == "nc"]
     assert nc.configs == {"basic": {"test": 180}, "rag": {"test": 180}, "complex_request": {"test": 360}, "all": {"test": 720}}
 

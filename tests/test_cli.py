@@ -36,7 +36,7 @@ def test_build_prints_what_it_built(nc_sources: Path, tmp_path: Path, capsys: py
 @pytest.mark.parametrize(
     "argv,message",
     [
-        (["build", "nope", "--out", "x"], "unknown benchmark 'nope'; available: nc, nico"),
+        (["build", "nope", "--out", "x"], "unknown benchmark 'nope'; available: nc, nico, cocoeval"),
         (["build", "nc", "--out", "{tmp}/nc", "--sources", "{tmp}/mirror"],
          "source file nc-bench/conversation_competence.jsonl not found in the mirror: looked for {tmp}/mirror/nc-bench/conversation_competence.jsonl"),
         (["build", "nc", "--out", "{tmp}/nc", "--data-dir", "{tmp}"], "NC-Bench is built from its pinned upstream files; it takes no --data-dir"),

@@ -38,7 +38,9 @@ def info() -> BenchmarkInfo:
 
 
 def build(sources_dir: str | os.PathLike[str] | None = None, progress: bool = True,
-          data_dir: str | os.PathLike[str] | None = None) -> BuiltDataset:
+          data_dir: str | os.PathLike[str] | None = None, summarizer: str | None = None,
+          summarizer_options: dict[str, Any] | None = None) -> BuiltDataset:
+    """Build every source's instances; ``summarizer`` (a model spec) makes abstractive summaries."""
     counts: Counter = Counter()
     conversations: dict[str, list[dict[str, Any]]] = {s: read_qmsum(s, sources_dir, counts, progress) for s in QMSUM_DOMAINS}
     conversations["iq2"] = read_iq2(sources_dir, counts, progress)
@@ -58,8 +60,13 @@ def build(sources_dir: str | os.PathLike[str] | None = None, progress: bool = Tr
         if len(evaluation) < EVAL_PER_SOURCE:
             raise BuildError(f"{source}: only {len(evaluation)} non-overlapping windows of {2 * WINDOW} turns, "
                              f"{EVAL_PER_SOURCE} needed")
-        configs.append(BuiltConfig(source, {"test": [instance(c, s) for c, s in evaluation],
-                                            "train": [instance(c, s) for c, s in training]}, SETTINGS[source]))
+        splits = {"test": [instance(c, s) for c, s in evaluation], "train": [instance(c, s) for c, s in training]}
+        if summarizer is not None:
+            earlier = {"test": [c["turns"][: s - WINDOW] for c, s in evaluation],
+                       "train": [c["turns"][: s - WINDOW] for c, s in training]}
+            for split, rows in splits.items():
+                abstractive_summaries(rows, earlier[split], summarizer, summarizer_options or {}, progress)
+        configs.append(BuiltConfig(source, splits, SETTINGS[source]))
     return BuiltDataset(
         name=NAME,
         features=schema.features(),
@@ -69,6 +76,33 @@ def build(sources_dir: str | os.PathLike[str] | None = None, progress: bool = Tr
         union_configs={ALL: [c.name for c in configs]},
         default_config=ALL,
     )
+
+
+def abstractive_summaries(rows: list[dict[str, Any]], earlier: list[list[dict[str, Any]]], spec: str,
+                          options: dict[str, Any], progress: bool) -> None:
+    """Replace extractive summaries by a model's, through the runner (cached, resumable)."""
+    from string import Template
+
+    from ..runner.backends import GenerationParams, backend_from_spec
+    from ..runner.cache import ResponseCache
+    from ..runner.stage import complete
+    from .instances import ABSTRACTIVE_MAX_TURNS
+    from .simulation import templates
+
+    todo = [(row, turns[-ABSTRACTIVE_MAX_TURNS:]) for row, turns in zip(rows, earlier) if turns]
+    if not todo:
+        return
+    template = Template(templates()["summary"])
+    prompts = [[{"role": "user", "content": template.substitute(
+        setting=row["metadata"]["setting"],
+        history="\n".join(f"{t['speaker']}: {t['utterance']}" for t in turns))}] for row, turns in todo]
+    backend = backend_from_spec(spec, **options)
+    with ResponseCache() as cache:
+        answers = complete(backend, prompts, GenerationParams(max_new_tokens=300), cache, desc="summarise", progress=progress)
+    backend.close()
+    for (row, turns), answer in zip(todo, answers.generations):
+        row["summary"] = answer.text.strip()
+        row["summary_method"] = f"abstractive: {backend.spec}, from the last {len(turns)} turns before the history"
 
 
 def _card_fields(configs: list[BuiltConfig], counts: Counter, tcr: bool) -> dict[str, str]:

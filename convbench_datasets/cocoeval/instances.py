@@ -26,6 +26,7 @@ EVAL_PER_SOURCE = 50
 WINDOW_SEED = 0
 SUMMARY_SENTENCES = 5
 SUMMARY_METHOD = f"extractive: the {SUMMARY_SENTENCES} earlier turns with the highest mean word frequency, in order"
+ABSTRACTIVE_MAX_TURNS = 200  # an abstractive summary reads at most this many turns before the history
 _WORDS = re.compile(r"[a-z']+")
 _STOP = frozenset(
     "the a an and or but so of to in on at for with is are was were be been it its this that these those i you he she "

@@ -69,3 +69,20 @@ def test_rebuild_is_byte_identical(cocoeval_built: Path, qmsum_iq2_sources: Path
     for path in cocoeval_built.rglob("*"):
         if path.is_file():
             assert path.read_bytes() == (again / path.relative_to(cocoeval_built)).read_bytes(), path
+
+
+def test_abstractive_summaries_come_from_the_summarizer(qmsum_iq2_sources: Path, tmp_path: Path) -> None:
+    from tests.support.openai_server import openai_server
+
+    with openai_server() as (url, state):
+        build("cocoeval", tmp_path / "out", sources=qmsum_iq2_sources, progress=False,
+              summarizer="openai:echo", summarizer_options={"base_url": url})
+        asked = state.count()
+    rows = _load(tmp_path / "out", "qmsum_academic")
+    with_past = [r for r in rows if r["start_turn"] > 30]
+    assert asked > 0 and with_past
+    for row in with_past:  # the echo server returns the prompt: it holds only turns before the history
+        assert row["summary_method"].startswith("abstractive: openai:echo, from the last ")
+        assert row["summary"].startswith("Here is the beginning of a research group's weekly meeting")
+        first_history_turn = f"{row['history'][0]['speaker']}: {row['history'][0]['utterance']}"
+        assert first_history_turn not in row["summary"] or len(first_history_turn) < 30
