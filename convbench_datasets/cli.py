@@ -96,6 +96,16 @@ def _parser() -> argparse.ArgumentParser:
     run.add_argument("--cache", metavar="FILE", help="response cache (default $CONVBENCH_CACHE/responses.sqlite)")
     run.add_argument("--no-progress", action="store_true")
 
+    report = commands.add_parser("report", help="HTML report, figures and tables from run folders")
+    report.add_argument("rundirs", nargs="+", metavar="RUNDIR")
+    report.add_argument("--out", required=True, help="folder for report.html, figures/ and tables/")
+
+    compare = commands.add_parser("compare", help="paired significance test of two NC-Bench runs on the same rows")
+    compare.add_argument("run_a")
+    compare.add_argument("run_b")
+    compare.add_argument("--resamples", type=_positive, default=1000)
+    compare.add_argument("--seed", type=int, default=0)
+
     score = commands.add_parser("score", help="re-score a run folder from its records (no model calls)")
     score.add_argument("rundir")
 
@@ -191,6 +201,27 @@ def _print_results(results: dict, path: object, rescored: bool = False) -> None:
     print(f"wrote {path}/records.jsonl and {path}/results.json")
 
 
+def _cmd_report(args: argparse.Namespace) -> None:
+    try:
+        from .report import write_report
+    except ImportError as err:
+        raise ConvbenchError(f"reports need the report extra: pip install 'convbench[report]' ({err})") from None
+    print(f"wrote {write_report(args.rundirs, args.out)}")
+
+
+def _cmd_compare(args: argparse.Namespace) -> None:
+    from .report.runs import load_runs
+    from .scoring.paired import compare_nc_runs
+
+    a, b = load_runs([args.run_a, args.run_b])
+    result = compare_nc_runs(a.records, b.records, n_resamples=args.resamples, seed=args.seed)
+    print(f"{a.name} - {b.name} (accuracy points, {result['overall']['n']} rows)")
+    for name, test in [("overall", result["overall"]), *result["per_pattern"].items()]:
+        flag = "" if test["significant"] else "  n.s."
+        print(f"  {name:<24} {test['difference']:+6.1f}  95% [{test['interval'][0]:+.1f}, {test['interval'][1]:+.1f}]"
+              f"  p(bootstrap) {test['p_bootstrap']:.3f}  p(randomisation) {test['p_randomization']:.3f}{flag}")
+
+
 def _cmd_score(args: argparse.Namespace) -> None:
     from .runner import score_run
 
@@ -255,6 +286,8 @@ COMMANDS = {
     "build": _cmd_build,
     "run": _cmd_run,
     "score": _cmd_score,
+    "report": _cmd_report,
+    "compare": _cmd_compare,
     "cache": _cmd_cache,
     "agreement": _cmd_agreement,
 }
