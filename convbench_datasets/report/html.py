@@ -161,7 +161,7 @@ def write_report(paths: list[str | os.PathLike[str]], out: str | os.PathLike[str
     parts.append("<h2>Signatures</h2>")
     for run in runs:
         signature = json.dumps(run.signature, indent=2, ensure_ascii=False)
-        parts.append(f"<h3>{html.escape(run.name)}</h3><pre>{html.escape(signature)}</pre>")
+        parts.append(f"<h3>{html.escape(run.name)}</h3><pre>{html.escape(signature, quote=False)}</pre>")
     parts.append("</body></html>")
     page = folder / "report.html"
     page.write_text("\n".join(parts), encoding="utf-8")

@@ -1,0 +1,31 @@
+"""Paired tests: the textbook answers on constructed runs."""
+
+from __future__ import annotations
+
+import pytest
+
+from convbench_datasets.scoring.paired import compare_nc_runs, paired_test
+
+
+def test_identical_runs_have_p_one() -> None:
+    scores = [1, 0, 1, 1, 0, 1, 0, 0, 1, 1]
+    out = paired_test(scores, scores, n_resamples=500)
+    assert out["difference"] == 0.0 and out["p_bootstrap"] == 1.0 and out["p_randomization"] == 1.0
+    assert not out["significant"]
+
+
+def test_a_uniformly_better_run_has_p_near_zero() -> None:
+    out = paired_test([1] * 60, [0] * 60, n_resamples=1000)
+    # every swap pattern but the identity lowers |mean difference|: p = (1 + 1) / 1001 at most by chance
+    assert out["difference"] == 1.0 and out["p_bootstrap"] == 0.0 and out["p_randomization"] < 0.01
+    assert out["significant"] and out["interval"] == [1.0, 1.0]
+
+
+def test_nc_comparison_per_pattern_and_row_matching() -> None:
+    a = [{"set": "basic", "id": i, "pattern": "Repeat Request" if i < 20 else "Inquiry", "passed": True} for i in range(40)]
+    b = [{**r, "passed": r["pattern"] == "Inquiry"} for r in reversed(a)]  # same rows, another order
+    out = compare_nc_runs(a, b, n_resamples=300)
+    assert out["overall"]["difference"] == 50.0 and out["per_pattern"]["Inquiry"]["difference"] == 0.0
+    assert out["per_pattern"]["Repeat Request"]["significant"] and not out["per_pattern"]["Inquiry"]["significant"]
+    with pytest.raises(ValueError, match="did not score the same rows"):
+        compare_nc_runs(a, b[:-1])
