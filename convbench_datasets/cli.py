@@ -106,6 +106,16 @@ def _parser() -> argparse.ArgumentParser:
     compare.add_argument("--resamples", type=_positive, default=1000)
     compare.add_argument("--seed", type=int, default=0)
 
+    publish = commands.add_parser("publish", help="upload a built dataset (or, with `metric`, a metric Space) to the Hub")
+    publish.add_argument("what", nargs="+", metavar="NAME", help="a benchmark name, or: metric METRIC_NAME")
+    publish.add_argument("--repo-id", required=True, help="ORG/NAME on the Hub")
+    publish.add_argument("--folder", help="the built dataset folder (default hub/NAME)")
+    publish.add_argument("--private", action="store_true")
+
+    metrics = commands.add_parser("metrics", help="install convbench's evaluate modules for offline bare-name loading")
+    metrics.add_argument("action", choices=["install"])
+    metrics.add_argument("names", nargs="*", help="metrics to install (default: all)")
+
     score = commands.add_parser("score", help="re-score a run folder from its records (no model calls)")
     score.add_argument("rundir")
 
@@ -222,6 +232,27 @@ def _cmd_compare(args: argparse.Namespace) -> None:
               f"  p(bootstrap) {test['p_bootstrap']:.3f}  p(randomisation) {test['p_randomization']:.3f}{flag}")
 
 
+def _cmd_publish(args: argparse.Namespace) -> None:
+    from .publish import publish_dataset, publish_metric
+
+    if args.what[0] == "metric":
+        if len(args.what) != 2:
+            raise ConvbenchError("usage: convbench publish metric METRIC_NAME --repo-id ORG/NAME")
+        print(f"published metric {args.what[1]}: {publish_metric(args.what[1], args.repo_id, private=args.private)}")
+        return
+    if len(args.what) != 1:
+        raise ConvbenchError("usage: convbench publish NAME --repo-id ORG/NAME [--folder DIR]")
+    folder = args.folder or f"hub/{args.what[0]}"
+    print(f"published {folder}: {publish_dataset(folder, args.repo_id, private=args.private)}")
+
+
+def _cmd_metrics(args: argparse.Namespace) -> None:
+    from .publish import install_metrics
+
+    for path in install_metrics(args.names or None):
+        print(f"installed {path}")
+
+
 def _cmd_score(args: argparse.Namespace) -> None:
     from .runner import score_run
 
@@ -287,6 +318,8 @@ COMMANDS = {
     "run": _cmd_run,
     "score": _cmd_score,
     "report": _cmd_report,
+    "publish": _cmd_publish,
+    "metrics": _cmd_metrics,
     "compare": _cmd_compare,
     "cache": _cmd_cache,
     "agreement": _cmd_agreement,

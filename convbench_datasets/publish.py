@@ -1,0 +1,121 @@
+"""Sharing: publish a built dataset folder or a metric to the Hugging Face Hub, and install the metric
+modules where ``evaluate.load("<name>")`` finds them offline.
+
+The token comes from the environment (``HF_TOKEN``) or the standard ``huggingface-cli login``; it is
+never taken on the command line. ``HF_ENDPOINT`` points everything at another Hub.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import shutil
+from pathlib import Path
+from typing import Any
+
+from ._resources import bundled_dir
+from .errors import ConvbenchError
+
+SPACE_APP = """import evaluate
+from evaluate.utils import launch_gradio_widget
+
+module = evaluate.load("{repo_id}")
+launch_gradio_widget(module)
+"""
+SPACE_HEADER = "---\ntitle: {name}\nsdk: gradio\nsdk_version: 3.19.1\napp_file: app.py\npinned: false\ntags:\n- evaluate\n- metric\n---\n"
+
+
+def _hub_error(err: Exception, repo_id: str) -> ConvbenchError:
+    status = getattr(getattr(err, "response", None), "status_code", None)
+    if status in (401, 403):
+        return ConvbenchError(f"the Hub refused {repo_id} (HTTP {status}): log in (`huggingface-cli login`) or set "
+                              "HF_TOKEN to a token with write access to that namespace")
+    if status is not None:
+        return ConvbenchError(f"the Hub answered HTTP {status} for {repo_id}: {err}")
+    return ConvbenchError(f"could not reach the Hub for {repo_id} ({type(err).__name__}: {err}); check the network or HF_ENDPOINT")
+
+
+def publish_dataset(folder: str | os.PathLike[str], repo_id: str, *, private: bool = False) -> str:
+    """Create the dataset repo if needed and upload the folder (parquet files, card, license)."""
+    from huggingface_hub import HfApi
+
+    path = Path(folder)
+    if not (path / "README.md").is_file():
+        raise ConvbenchError(f"{path} is not a built dataset folder (no README.md); run `convbench build` first")
+    api = HfApi()
+    try:
+        api.create_repo(repo_id, repo_type="dataset", private=private, exist_ok=True)
+        commit = api.upload_folder(repo_id=repo_id, repo_type="dataset", folder_path=str(path),
+                                   commit_message="Upload with convbench", ignore_patterns=[".git/*", ".lock"])
+    except Exception as err:  # huggingface_hub raises HTTP and connection errors of several kinds
+        raise _hub_error(err, repo_id) from err
+    return str(getattr(commit, "commit_url", commit))
+
+
+def metric_space_files(name: str, repo_id: str) -> dict[str, bytes]:
+    """The files of an evaluate Space for one of convbench's metrics."""
+    folder = bundled_dir("metrics") / name
+    if not (folder / f"{name}.py").is_file():
+        raise ConvbenchError(f"no convbench metric {name!r} in {folder.parent}")
+    card = (folder / "README.md").read_text(encoding="utf-8")
+    body = card.split("---\n", 2)[2] if card.startswith("---\n") else card
+    return {
+        f"{name}.py": (folder / f"{name}.py").read_bytes(),
+        "README.md": (SPACE_HEADER.format(name=name) + body).encode("utf-8"),
+        "requirements.txt": (folder / "requirements.txt").read_bytes(),
+        "app.py": SPACE_APP.format(repo_id=repo_id).encode("utf-8"),
+    }
+
+
+def publish_metric(name: str, repo_id: str, *, private: bool = False) -> str:
+    """Create (if needed) an evaluate Space holding the metric module, card, requirements and app."""
+    from huggingface_hub import CommitOperationAdd, HfApi
+
+    files = metric_space_files(name, repo_id)
+    api = HfApi()
+    try:
+        api.create_repo(repo_id, repo_type="space", space_sdk="gradio", private=private, exist_ok=True)
+        operations = [CommitOperationAdd(path_in_repo=p, path_or_fileobj=data) for p, data in files.items()]
+        commit = api.create_commit(repo_id=repo_id, repo_type="space", operations=operations,
+                                   commit_message=f"Upload the {name} metric with convbench")
+    except Exception as err:
+        raise _hub_error(err, repo_id) from err
+    return str(getattr(commit, "commit_url", commit))
+
+
+def evaluate_modules_dir() -> Path:
+    """Where evaluate keeps loaded modules (``$HF_MODULES_CACHE/evaluate_modules``)."""
+    modules = os.environ.get("HF_MODULES_CACHE")
+    if not modules:
+        home = os.environ.get("HF_HOME") or os.path.join(os.path.expanduser("~"), ".cache", "huggingface")
+        modules = os.path.join(home, "modules")
+    return Path(modules) / "evaluate_modules"
+
+
+def install_metrics(names: list[str] | None = None, namespace: str = "convbench") -> list[Path]:
+    """Place convbench's metric modules in evaluate's module cache, under the names that
+    ``evaluate.load("<name>")`` and ``evaluate.load("<namespace>/<name>")`` look up when offline
+    (evaluate 0.4's layout: ``metrics/<namespace>--<name>/<sha256>/<name>.py``)."""
+    root = evaluate_modules_dir()
+    available = sorted(p.name for p in bundled_dir("metrics").iterdir() if (p / f"{p.name}.py").is_file())
+    chosen = names or available
+    unknown = sorted(set(chosen) - set(available))
+    if unknown:
+        raise ConvbenchError(f"unknown metric(s) {unknown}; available: {available}")
+    installed = []
+    for name in chosen:
+        source = bundled_dir("metrics") / name
+        module = (source / f"{name}.py").read_bytes()
+        digest = hashlib.sha256(module).hexdigest()
+        for folder_name in (f"evaluate-metric--{name}", f"{namespace}--{name}"):
+            target = root / "metrics" / folder_name / digest
+            target.mkdir(parents=True, exist_ok=True)
+            for package in (root, root / "metrics", target.parent, target):
+                (package / "__init__.py").touch(exist_ok=True)
+            (target / f"{name}.py").write_bytes(module)
+            for extra in ("README.md", "requirements.txt"):
+                shutil.copyfile(source / extra, target / extra)
+            installed.append(target)
+    return installed
+
+
