@@ -195,7 +195,7 @@ def _cmd_run_nico(args: argparse.Namespace) -> None:
 
 
 def _print_results(results: dict, path: object, rescored: bool = False) -> None:
-    if "accuracy" not in results:  # a NICO run: print its scores as they are
+    if "accuracy" not in results:  # a NICO or CoCoEval run: print its scores as they are
         import json
 
         scores = {k: round(v, 2) for k, v in results.items() if isinstance(v, float)}

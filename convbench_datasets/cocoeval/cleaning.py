@@ -6,16 +6,21 @@ Rules, applied in this order to each turn:
    ``{pause}``...) are removed.
 2. ``stage_directions``: bracketed audience and recording notes (``[applause]``, ``(laughter)``,
    ``[crosstalk]``, ``[inaudible]``...) are removed.
-3. ``spaced_punctuation``: a space before ``, . ? ! ; : %`` (tokenised transcripts write "fine ,") is removed.
-4. ``whitespace``: runs of whitespace become one space; the turn is stripped.
-5. ``empty_turns``: a turn left with no letter or digit is dropped.
+3. ``spaced_punctuation``: a space before ``, . ? ! ; : %`` (tokenised transcripts write "fine ,") is
+   removed, except before a digit (".22 calibre" stays).
+4. ``spaced_contractions``: a space before a clitic (``'s 're 've 'll 'd 'm n't``) is removed ("date 's").
+5. ``whitespace``: runs of whitespace become one space; the turn is stripped (counted per turn changed;
+   the other rules count occurrences).
+6. ``empty_turns``: a turn left with no letter or digit is dropped.
+
+Known and left alone: IQ2's transcripts carry a few page headers of the original PDF mid-sentence.
 
 Example:
     >>> counts = Counter()
     >>> clean_text("{vocalsound} Okay , that's  fine . [applause]", counts)
     "Okay, that's fine."
     >>> dict(sorted(counts.items()))
-    {'markers': 1, 'spaced_punctuation': 2, 'stage_directions': 1, 'whitespace': 1}
+    {'markers': 1, 'spaced_contractions': 0, 'spaced_punctuation': 2, 'stage_directions': 1, 'whitespace': 1}
 """
 
 from __future__ import annotations
@@ -25,21 +30,22 @@ from collections import Counter
 from collections.abc import Sequence
 from typing import Any
 
-RULES = ("markers", "stage_directions", "spaced_punctuation", "whitespace", "empty_turns")
+RULES = ("markers", "stage_directions", "spaced_punctuation", "spaced_contractions", "whitespace", "empty_turns")
 _MARKER = re.compile(r"\{\s*[a-z_]+\s*\}", re.IGNORECASE)
 _STAGE = re.compile(
     r"[\[(]\s*(?:applause|laughter|laughs|laughing|crosstalk|cross-talk|inaudible|unintelligible|music|"
-    r"cheers|cheering|boos|booing|silence|pause|noise|coughs?)\s*[\])]",
+    r"cheers|cheering|boos|booing|silence|pause|noise|coughs?|interruption|objection)\s*[.!]?\s*[\])]",
     re.IGNORECASE,
 )
-_SPACED = re.compile(r"\s+([,.?!;:%])")
+_SPACED = re.compile(r"\s+([,.?!;:%])(?!\d)")
+_CLITIC = re.compile(r"(\w)\s+('(?:s|re|ve|ll|d|m)|n't)\b", re.IGNORECASE)
 _SPACES = re.compile(r"\s{2,}")
 _WORD = re.compile(r"\w")
 
 
 def clean_text(text: str, counts: Counter) -> str:
     for rule, pattern, replacement in (("markers", _MARKER, " "), ("stage_directions", _STAGE, " "),
-                                       ("spaced_punctuation", _SPACED, r"\1")):
+                                       ("spaced_punctuation", _SPACED, r"\1"), ("spaced_contractions", _CLITIC, r"\1\2")):
         text, n = pattern.subn(replacement, text)
         counts[rule] += n
     collapsed = _SPACES.sub(" ", text).strip()

@@ -11,6 +11,7 @@ from __future__ import annotations
 import json
 import random
 import zipfile
+import zlib
 from collections import Counter
 from pathlib import Path
 from typing import Any
@@ -103,11 +104,16 @@ def _zip_member(path: Path, member: str, max_bytes: int) -> dict[str, Any]:
                 raise DataFormatError(f"{path.name}: {member} is {info.file_size} bytes, over the {max_bytes} limit")
             with archive.open(info) as f:
                 data = f.read(max_bytes + 1)
-    except (zipfile.BadZipFile, KeyError) as err:
+    except (zipfile.BadZipFile, KeyError, RuntimeError, NotImplementedError, OSError) as err:
         raise DataFormatError(f"{path.name}: cannot read {member} ({err})") from err
+    except zlib.error as err:
+        raise DataFormatError(f"{path.name}: {member} is corrupt ({err})") from err
     if len(data) > max_bytes:
         raise DataFormatError(f"{path.name}: {member} expands beyond {max_bytes} bytes")
-    return json.loads(data)
+    try:
+        return json.loads(data)
+    except (json.JSONDecodeError, UnicodeDecodeError) as err:
+        raise DataFormatError(f"{path.name}: {member} is not valid JSON ({err})") from err
 
 
 def read_tcr(source: str, data_dir: Path, counts: Counter) -> list[dict[str, Any]]:
@@ -143,7 +149,7 @@ def _tcr_meeting(source: str, meeting_id: str, meeting: Any, where: str, counts:
             if not isinstance(line, dict) or not isinstance(line.get("line_id"), int) or not isinstance(line.get("contents"), str):
                 raise DataFormatError(f"{here} needs an integer 'line_id' and a string 'contents'")
             turns.append({"speaker": str(line.get("speaker", "")), "utterance": line["contents"],
-                          "line_id": line["line_id"], "start_s": float(line.get("start_s") or 0.0), "topic": g})
+                          "line_id": line["line_id"], "start_s": _seconds(line.get("start_s"), here), "topic": g})
         if lines:
             topics.append((str(group.get("topic", "")), g))
     turns.sort(key=lambda t: (t["line_id"], t["start_s"]))  # restore meeting order across topic groups
@@ -154,6 +160,17 @@ def _tcr_meeting(source: str, meeting_id: str, meeting: Any, where: str, counts:
     material = str(meeting.get("split", "test")) if isinstance(meeting, dict) else "test"
     return _conversation(meeting_id, source, "train" if material == "train" else "test", raw,
                          [(text, first[g]) for text, g in topics], counts)
+
+
+def _seconds(value: Any, where: str) -> float:
+    if value is None:
+        return 0.0
+    if isinstance(value, bool) or not isinstance(value, (int, float, str)):
+        raise DataFormatError(f"{where}: 'start_s' must be a number, got {value!r}")
+    try:
+        return float(value)
+    except ValueError:
+        raise DataFormatError(f"{where}: 'start_s' must be a number, got {value!r}") from None
 
 
 def _conversation(ident: str, source: str, material: str, raw: list[dict[str, Any]], topics: list[tuple[str, int]],

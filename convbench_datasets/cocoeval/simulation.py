@@ -19,8 +19,10 @@ from .._resources import read_yaml
 from .taxonomy import Behaviour
 
 PROMPT_STYLES = ("vanilla", "taxonomy")
-_TURN = re.compile(r"^\s*(?:\d+[.)]\s*)?\**([^:*\n]{1,80}?)\**\s*:\s*(.+?)\s*$")
 _PAREN = re.compile(r"\s*\([^)]*\)\s*$")
+_BULLET = re.compile(r"^(?:[-*\u2022]|\d+[.)])\s+")
+# "Name: ..." with a short, name-like label (at most five words, starting with a capital letter)
+_STRANGER = re.compile(r"^([A-Z][\w.'-]*(?:\s+[\w.'()-]+){0,4})\s*:\s*\S")
 
 
 def templates() -> dict[str, Any]:
@@ -59,27 +61,57 @@ def simulation_prompt(instance: Mapping[str, Any], so_far: Sequence[Mapping[str,
     return messages
 
 
+def _name_forms(allowed: Sequence[str]) -> list[tuple[str, str]]:
+    """(lower-cased form, canonical name), longest first. A name with a trailing "(...)" is also
+    recognised without it, and maps back to the full form the history uses."""
+    forms: dict[str, str] = {}
+    for name in allowed:
+        forms.setdefault(name.casefold(), name)
+    for name in allowed:
+        forms.setdefault(_PAREN.sub("", name).casefold(), name)
+    return sorted(forms.items(), key=lambda item: -len(item[0]))
+
+
 def parse_turns(text: str, allowed: Sequence[str], wanted: int) -> tuple[list[dict[str, str]], str | None]:
-    """(turns, problem): at most ``wanted`` turns read from ``text``; ``problem`` says what was wrong."""
-    by_key = {a.casefold(): a for a in allowed}
-    turns, strangers = [], []
-    for line in text.splitlines():
-        if not line.strip():
+    """(turns, problem): at most ``wanted`` turns read from ``text``; ``problem`` says what was wrong.
+
+    A line opening with a participant's name (exactly, or without its trailing parenthesis; list
+    bullets, numbering and bold marks allowed) and a colon starts a turn; a later line without one
+    continues the turn before it; lines before the first turn (a preamble) are ignored. A line that
+    opens with another short name and a colon is a speaker outside the participants: a problem.
+    """
+    forms = _name_forms(allowed)
+    turns: list[dict[str, str]] = []
+    strangers: list[str] = []
+    for raw in text.splitlines():
+        line = _BULLET.sub("", raw.strip()).replace("**", "").strip()
+        if not line:
             continue
-        match = _TURN.match(line)
-        if not match:
+        speaker, rest = _opening_name(line, forms)
+        if speaker is not None:
+            turns.append({"speaker": speaker, "utterance": rest})
             continue
-        speaker = by_key.get(_PAREN.sub("", match.group(1)).strip().casefold())
-        if speaker is None:
-            strangers.append(match.group(1).strip())
-            continue
-        turns.append({"speaker": speaker, "utterance": match.group(2)})
-    turns = turns[:wanted]
+        stranger = _STRANGER.match(line)
+        if stranger and (turns or not line.endswith(":")):
+            strangers.append(stranger.group(1).strip())
+        elif turns:
+            turns[-1]["utterance"] = f"{turns[-1]['utterance']} {line}".strip()
+    turns = [t for t in turns if t["utterance"]][:wanted]
     if strangers:
         return turns, f"speaker(s) not among the participants: {', '.join(dict.fromkeys(strangers))}"
     if not turns:
         return turns, "no line of the form 'Speaker: utterance'"
     return turns, None
+
+
+def _opening_name(line: str, forms: list[tuple[str, str]]) -> tuple[str | None, str]:
+    folded = line.casefold()
+    for form, name in forms:
+        if folded.startswith(form):
+            rest = _PAREN.sub("", line[len(form):].split(":", 1)[0]) if ":" in line[len(form):] else None
+            if rest is not None and not rest.strip():
+                return name, line[len(form):].split(":", 1)[1].strip()
+    return None, line
 
 
 def judge_prompt(kind: str, instance: Mapping[str, Any], continuation: Sequence[Mapping[str, str]],

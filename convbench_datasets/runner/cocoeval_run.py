@@ -125,7 +125,7 @@ def simulate(backend: Backend, rows: list[dict[str, Any]], behaviours: tuple[Beh
              turns_per_call: int, style: str, params: GenerationParams, max_repairs: int,
              progress: bool) -> list[dict[str, Any]]:
     """Each row's simulated turns, the problems met, and whether it reached 30 turns."""
-    states = [{"turns": [], "problems": [], "repairs": 0, "stalled": False} for _ in rows]
+    states = [{"turns": [], "problems": [], "repairs": 0, "stalled": False, "replies": [], "persisting": 0} for _ in rows]
     round_number = 0
     while True:
         active = [i for i, s in enumerate(states) if len(s["turns"]) < WINDOW and not s["stalled"]]
@@ -138,6 +138,7 @@ def simulate(backend: Backend, rows: list[dict[str, Any]], behaviours: tuple[Beh
         answers = complete(backend, prompts, params, store, desc=f"simulate round {round_number}", progress=progress)
         for i, answer in zip(active, answers.generations):
             state = states[i]
+            state["replies"].append(answer.text)
             turns, problem = parse_turns(answer.text, speakers(rows[i]), asks[i])
             if problem is None:
                 state["turns"].extend(turns)
@@ -148,11 +149,13 @@ def simulate(backend: Backend, rows: list[dict[str, Any]], behaviours: tuple[Beh
                 state["repairs"] += 1
                 continue
             state["repairs"] = 0
+            state["persisting"] += 1
             if turns:
                 state["turns"].extend(turns)
             else:
                 state["stalled"] = True
-    return [{"turns": s["turns"], "problems": s["problems"], "complete": len(s["turns"]) == WINDOW} for s in states]
+    return [{"turns": s["turns"], "problems": s["problems"], "complete": len(s["turns"]) == WINDOW,
+             "replies": s["replies"], "persisting": s["persisting"]} for s in states]
 
 
 def judge_all(backend: Backend, rows: list[dict[str, Any]], simulated: list[dict[str, Any]],
@@ -184,17 +187,22 @@ def judge_all(backend: Backend, rows: list[dict[str, Any]], simulated: list[dict
 
 
 def _record(row: dict[str, Any], sim: dict[str, Any], judged: dict[tuple[str, str], Any]) -> dict[str, Any]:
-    record: dict[str, Any] = {"id": row["id"], "source": row["source"], "simulated": sim["turns"],
-                              "simulation_problems": sim["problems"], "simulation_complete": sim["complete"]}
-    excluded = None if sim["complete"] else "simulation incomplete"
+    record: dict[str, Any] = {"id": row["id"], "source": row["source"], "conversation_id": row["conversation_id"],
+                              "simulated": sim["turns"], "simulation_replies": sim["replies"],
+                              "simulation_problems": sim["problems"], "simulation_persisting_problems": sim["persisting"],
+                              "simulation_complete": sim["complete"]}
+    reasons = [] if sim["complete"] else ["simulation incomplete"]
+    unusable = []
     for side in ("model", "human"):
         for kind in ("behaviours", "overall"):
             outcome = judged.get((side, kind))
             record[f"{side}_{kind}_raw"] = outcome["raw"] if outcome else None
             record[f"{side}_{kind}"] = outcome["parsed"] if outcome else None
             if outcome and outcome["parsed"] is None:
-                excluded = excluded or f"unusable judge answer ({side} {kind}): {outcome['problem']}"
-    record["excluded"] = excluded
+                unusable.append(f"{side} {kind}")
+                reasons.append(f"unusable judge answer ({side} {kind}): {outcome['problem']}")
+    record["unusable_judge_answers"] = unusable
+    record["excluded"] = "; ".join(reasons) or None
     return record
 
 
@@ -202,17 +210,41 @@ def score_records(records: list[dict[str, Any]], names: list[str], n_bootstrap: 
     kept = [r for r in records if r["excluded"] is None]
     results: dict[str, Any] = {
         "n": len(records), "n_compared": len(kept),
-        "excluded": {"simulation_incomplete": sum(r["excluded"] == "simulation incomplete" for r in records),
-                     "judge_unusable": sum(bool(r["excluded"]) and r["excluded"] != "simulation incomplete" for r in records)},
+        "excluded": {"simulation_incomplete": sum(not r["simulation_complete"] for r in records),
+                     "judge_unusable": sum(bool(r["unusable_judge_answers"]) for r in records)},
+        "unusable_judge_answers": {f"{side} {kind}": sum(f"{side} {kind}" in r["unusable_judge_answers"] for r in records)
+                                   for side in ("model", "human") for kind in ("behaviours", "overall")},
         "simulation_problems": sum(len(r["simulation_problems"]) for r in records),
+        "simulation_persisting_problems": sum(r["simulation_persisting_problems"] for r in records),
     }
     if not kept:
         results["note"] = "no instance could be compared"
         return results
     results.update(score_frequencies([occurrences(r["model_behaviours"]) for r in kept],
                                      [occurrences(r["human_behaviours"]) for r in kept],
-                                     sources=[r["source"] for r in kept], behaviours=names,
+                                     sources=[r["source"] for r in kept], groups=[r["conversation_id"] for r in kept],
+                                     behaviours=names,
                                      n_bootstrap=n_bootstrap, seed=seed))
     results["overall"] = {side: {scale: mean_with_interval([r[f"{side}_overall"][scale] for r in kept], n_bootstrap, seed)
                                  for scale in SCALES} for side in ("model", "human")}
     return results
+
+
+def rescore_cocoeval(folder: Path, records: list[dict[str, Any]], previous: dict[str, Any]) -> RunResult:
+    """Re-score a CoCoEval run folder from its records (``convbench score`` dispatches here)."""
+    import json
+
+    from .run_folder import write_atomic
+
+    signature = previous.get("signature", {})
+    for lineno, record in enumerate(records, start=1):
+        for field in ("id", "source", "conversation_id", "simulation_complete", "excluded", "unusable_judge_answers",
+                      "simulation_problems", "simulation_persisting_problems", "model_behaviours", "human_behaviours"):
+            if field not in record:
+                raise ConvbenchError(f"records.jsonl line {lineno}: field {field!r} is missing")
+    results = score_records(records, signature.get("taxonomy") or [b.name for b in load_taxonomy()],
+                            signature.get("n_bootstrap", 1000), signature.get("seed", 0))
+    results["signature"] = {**signature, "scored_by": __version__}
+    results["stats"] = previous.get("stats", {})
+    write_atomic(folder / "results.json", json.dumps(results, indent=2, ensure_ascii=False) + "\n")
+    return RunResult(folder, records, results, results["stats"])

@@ -237,6 +237,10 @@ def score_run(path: str | os.PathLike[str]) -> RunResult:
         from .nico_run import rescore_nico
 
         return rescore_nico(folder, records, previous)
+    if benchmark == "cocoeval":
+        from .cocoeval_run import rescore_cocoeval
+
+        return rescore_cocoeval(folder, records, previous)
     if not records:
         raise ConvbenchError(f"{folder}/records.jsonl holds no records")
     seen: set[tuple[Any, Any]] = set()

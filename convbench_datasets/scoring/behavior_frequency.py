@@ -3,7 +3,10 @@
 For each behaviour type, the mean number of occurrences per continuation in the simulated set
 (``model_mean``) and in the human set (``human_mean``), their difference and ratio, and seeded
 percentile-bootstrap 95% intervals over conversations (the same resampled conversations for both
-sides, since they share contexts). Comparison is between averages, never instance by instance: one
+sides, since they share contexts). Instances from one conversation are not independent, so when
+``groups`` names each instance's conversation, whole conversations are resampled (a cluster
+bootstrap); without it, instances are. Resamples where a statistic is undefined (a ratio or mismatch
+with no human behaviour) are left out of its interval and counted in ``undefined_resamples``. Comparison is between averages, never instance by instance: one
 human continuation per context is an unbiased estimate of the human distribution only on average.
 
 The summary number, ``mismatch``, is the total absolute difference of the per-type means over the
@@ -67,12 +70,13 @@ def _ci(samples: Any) -> list[float | None]:
 
 def _tables(model: Any, human: Any, names: list[str]) -> dict[str, Any]:
     model_mean, human_mean = model.mean(axis=0), human.mean(axis=0)
+    mismatch = _mismatch(model_mean, human_mean)
     return {
         "model_mean": dict(zip(names, map(float, model_mean))),
         "human_mean": dict(zip(names, map(float, human_mean))),
         "difference": dict(zip(names, map(float, model_mean - human_mean))),
         "ratio": {n: (float(m / h) if h else None) for n, m, h in zip(names, model_mean, human_mean)},
-        "mismatch": _mismatch(model_mean, human_mean),
+        "mismatch": None if math.isnan(mismatch) else mismatch,  # undefined without any human behaviour
         "n": int(model.shape[0]),
     }
 
@@ -82,6 +86,7 @@ def score_frequencies(
     references: Sequence[Sequence[str]],
     *,
     sources: Sequence[str] | None = None,
+    groups: Sequence[str] | None = None,
     behaviours: Sequence[str] | None = None,
     n_bootstrap: int = 1000,
     seed: int = 0,
@@ -92,6 +97,7 @@ def score_frequencies(
         predictions: per simulated continuation, the behaviour names detected (one per occurrence).
         references: the same for the human continuation of the same context.
         sources: the source of each context, for ``per_source`` tables.
+        groups: the conversation of each context: resample conversations, not instances.
         behaviours: the type names (default: the built-in taxonomy); any other name is an error.
         n_bootstrap, seed: the percentile bootstrap over conversations (0: no intervals).
     """
@@ -101,32 +107,67 @@ def score_frequencies(
         raise ValueError("no continuations to score")
     if len(predictions) != len(references):
         raise ValueError(f"got {len(predictions)} predictions but {len(references)} references")
-    if sources is not None and len(sources) != len(predictions):
-        raise ValueError(f"got {len(predictions)} predictions but {len(sources)} sources")
+    for name, column in (("sources", sources), ("groups", groups)):
+        if column is not None and len(column) != len(predictions):
+            raise ValueError(f"got {len(predictions)} predictions but {len(column)} {name}")
     if n_bootstrap < 0:
         raise ValueError(f"n_bootstrap must be 0 or more, got {n_bootstrap}")
     names = list(behaviours) if behaviours is not None else _taxonomy_names()
     model, human = _counts(predictions, names, "predictions"), _counts(references, names, "references")
     result = _tables(model, human, names)
+    clusters = _clusters(groups, len(model))
     if n_bootstrap:
-        rng = np.random.default_rng(seed)
-        picks = rng.integers(0, len(model), size=(n_bootstrap, len(model)))
-        model_means, human_means = model[picks].mean(axis=1), human[picks].mean(axis=1)
-        mismatches = np.array([_mismatch(m, h) for m, h in zip(model_means, human_means)])
-        result["intervals"] = {
-            "model_mean": {n: _ci(model_means[:, i]) for i, n in enumerate(names)},
-            "human_mean": {n: _ci(human_means[:, i]) for i, n in enumerate(names)},
-            "difference": {n: _ci(model_means[:, i] - human_means[:, i]) for i, n in enumerate(names)},
-            "mismatch": _ci(mismatches),
-        }
+        result["intervals"] = _intervals(model, human, names, clusters, n_bootstrap, seed)
     if sources is not None:
-        groups: dict[str, list[int]] = {}
+        by_source: dict[str, list[int]] = {}
         for i, source in enumerate(sources):
-            groups.setdefault(source, []).append(i)
-        result["per_source"] = {s: _tables(model[rows], human[rows], names) for s, rows in groups.items()}
+            by_source.setdefault(source, []).append(i)
+        result["per_source"] = {}
+        for source, rows in by_source.items():
+            table = _tables(model[rows], human[rows], names)
+            if n_bootstrap:
+                table["intervals"] = _intervals(model[rows], human[rows], names,
+                                                _clusters([groups[i] for i in rows] if groups else None, len(rows)),
+                                                n_bootstrap, seed)
+            result["per_source"][source] = table
     result["signature"] = {"metric": METRIC, "convbench_version": __version__, "behaviours": names,
-                           "n_bootstrap": n_bootstrap, "seed": seed, "interval": "percentile bootstrap 95%"}
+                           "n_bootstrap": n_bootstrap, "seed": seed,
+                           "interval": "percentile bootstrap 95% over " + ("conversations" if groups else "instances")}
     return result
+
+
+def _clusters(groups: Sequence[str] | None, n: int) -> list[list[int]]:
+    if groups is None:
+        return [[i] for i in range(n)]
+    members: dict[str, list[int]] = {}
+    for i, group in enumerate(groups):
+        members.setdefault(group, []).append(i)
+    return list(members.values())
+
+
+def _intervals(model: Any, human: Any, names: list[str], clusters: list[list[int]], n_bootstrap: int,
+               seed: int) -> dict[str, Any]:
+    import numpy as np
+
+    rng = np.random.default_rng(seed)
+    model_means, human_means = [], []
+    for _ in range(n_bootstrap):
+        rows = [i for c in rng.integers(0, len(clusters), size=len(clusters)) for i in clusters[c]]
+        model_means.append(model[rows].mean(axis=0))
+        human_means.append(human[rows].mean(axis=0))
+    m, h = np.array(model_means), np.array(human_means)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        ratios = np.where(h > 0, m / np.where(h > 0, h, 1), np.nan)
+    mismatches = np.array([_mismatch(a, b) for a, b in zip(m, h)])
+    return {
+        "model_mean": {n: _ci(m[:, i]) for i, n in enumerate(names)},
+        "human_mean": {n: _ci(h[:, i]) for i, n in enumerate(names)},
+        "difference": {n: _ci(m[:, i] - h[:, i]) for i, n in enumerate(names)},
+        "ratio": {n: _ci(ratios[:, i]) for i, n in enumerate(names)},
+        "mismatch": _ci(mismatches),
+        "undefined_resamples": {"mismatch": int(np.isnan(mismatches).sum()),
+                                **{f"ratio {n}": int(np.isnan(ratios[:, i]).sum()) for i, n in enumerate(names)}},
+    }
 
 
 def mean_with_interval(scores: Sequence[float], n_bootstrap: int = 1000, seed: int = 0) -> dict[str, Any]:

@@ -20,6 +20,7 @@ Args:
     predictions: list of list of str, behaviour names detected in each simulated continuation (one per occurrence).
     references: list of list of str, the same for the human continuation of the same context.
     sources: optional list of str, each context's source, for per_source tables.
+    groups: optional list of str, each context's conversation: intervals resample conversations.
     behaviours: optional list of str, the type names (default: convbench's 10-type taxonomy).
     n_bootstrap: resamples for the intervals (default 1000; 0 for none). seed: default 0.
 Returns:
@@ -45,6 +46,6 @@ class BehaviorFrequency(evaluate.Metric):
             reference_urls=["https://arxiv.org/abs/2603.17094"],
         )
 
-    def _compute(self, predictions, references, sources=None, behaviours=None, n_bootstrap=1000, seed=0):
-        return score_frequencies(predictions, references, sources=sources, behaviours=behaviours,
+    def _compute(self, predictions, references, sources=None, groups=None, behaviours=None, n_bootstrap=1000, seed=0):
+        return score_frequencies(predictions, references, sources=sources, groups=groups, behaviours=behaviours,
                                  n_bootstrap=n_bootstrap, seed=seed)

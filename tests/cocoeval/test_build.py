@@ -86,3 +86,24 @@ def test_abstractive_summaries_come_from_the_summarizer(qmsum_iq2_sources: Path,
         assert row["summary"].startswith("Here is the beginning of a research group's weekly meeting")
         first_history_turn = f"{row['history'][0]['speaker']}: {row['history'][0]['utterance']}"
         assert first_history_turn not in row["summary"] or len(first_history_turn) < 30
+
+
+def test_zip_reading_is_bounded_and_checked(tmp_path: Path) -> None:
+    import zipfile
+
+    from convbench_datasets.cocoeval.conversations import _zip_member
+    from convbench_datasets.errors import DataFormatError
+
+    archive = tmp_path / "a.zip"
+    with zipfile.ZipFile(archive, "w", compression=zipfile.ZIP_DEFLATED) as z:
+        z.writestr("data.json", '{"x": "' + "a" * 5000 + '"}')
+        z.writestr("../evil.json", "{}")
+    assert _zip_member(archive, "data.json", 10_000)["x"] == "a" * 5000
+    with pytest.raises(DataFormatError, match="over the 1000 limit"):
+        _zip_member(archive, "data.json", 1000)
+    with pytest.raises(DataFormatError, match="cannot read missing.json"):
+        _zip_member(archive, "missing.json", 10_000)
+    (tmp_path / "bad.zip").write_bytes(b"not a zip")
+    with pytest.raises(DataFormatError, match="cannot read data.json"):
+        _zip_member(tmp_path / "bad.zip", "data.json", 10_000)
+    assert not (tmp_path / "evil.json").exists() and not (tmp_path.parent / "evil.json").exists()

@@ -27,3 +27,11 @@ def test_empty_turns_are_dropped_and_counted() -> None:
 def test_words_are_kept() -> None:
     text = "I'd say fifty-five euros, not {gap} sixty; maybe {pause} less."
     assert clean_text(text, Counter()) == "I'd say fifty-five euros, not sixty; maybe less."
+
+
+def test_patterns_of_the_real_sources() -> None:
+    counts: Counter = Counter()
+    assert clean_text("Thank you. [Laughter.] The date 's set , but we do n't know .", counts) == (
+        "Thank you. The date's set, but we don't know.")
+    assert counts["stage_directions"] == 1 and counts["spaced_contractions"] == 2
+    assert clean_text("How many .22 calibre rifles ?", counts) == "How many .22 calibre rifles?"

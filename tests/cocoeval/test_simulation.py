@@ -59,3 +59,17 @@ def test_prompts_carry_context_and_repairs() -> None:
     assert "Ann: Hello.\nCy: Hi." in vanilla[0]["content"] and "Repetition" not in vanilla[0]["content"]
     assert "Cy: Hi.\nBo: Go on." in taxonomy[0]["content"] and "- Interruption:" in taxonomy[0]["content"]
     assert taxonomy[1]["content"].startswith("Your previous answer could not be used: x")
+
+
+def test_exact_names_multiline_turns_and_preambles() -> None:
+    allowed = ["Mr. Ben Lobb (HuronBruce, CPC)", "The Acting Chair (Mr. Bruce Stanton)", "The Acting Chair", "Ann"]
+    text = ("Sure, here are the next turns:\n- **Ann:** first line\nand its second line\n"
+            "Mr. Ben Lobb (HuronBruce, CPC): I rise.\nmr. ben lobb: Again.\nThe Acting Chair: Order.")
+    turns, problem = parse_turns(text, allowed, 10)
+    assert problem is None
+    assert turns == [{"speaker": "Ann", "utterance": "first line and its second line"},
+                     {"speaker": "Mr. Ben Lobb (HuronBruce, CPC)", "utterance": "I rise."},
+                     {"speaker": "Mr. Ben Lobb (HuronBruce, CPC)", "utterance": "Again."},
+                     {"speaker": "The Acting Chair", "utterance": "Order."}]
+    long_name = "The Minister of Agriculture and Agri-Food and Minister for the Canadian Wheat Board (Hon. X)"
+    assert parse_turns(f"{long_name}: Thanks.", [long_name], 1) == ([{"speaker": long_name, "utterance": "Thanks."}], None)

@@ -14,7 +14,8 @@ from convbench_datasets.errors import DataFormatError
 
 def _meeting(n_turns: int, seed: int) -> dict:
     # Two topic groups whose lines interleave in time: meeting order must come from line_id.
-    lines = [{"line_id": i, "speaker": f"S{i % 3}", "start_s": 2.0 * i, "contents": f"point {i} {{vocalsound}} ."}
+    # start_s runs backwards (clock reset), so only line_id gives the meeting order
+    lines = [{"line_id": i, "speaker": f"S{i % 3}", "start_s": 1000.0 - i, "contents": f"point {i} {{vocalsound}} ."}
              for i in range(n_turns)]
     return {"topics": [{"topic": "budget", "transcript": [l for l in lines if l["line_id"] % 4 < 2]},
                        {"topic": "schedule", "transcript": [l for l in lines if l["line_id"] % 4 >= 2]}]}
@@ -48,3 +49,12 @@ def test_tcr_sources_build_into_their_own_config(tmp_path: Path, qmsum_iq2_sourc
     summary = build("cocoeval", tmp_path / "out", sources=qmsum_iq2_sources, data_dir=tmp_path / "data", progress=False)
     assert summary.rows["sim"]["test"] == 50 and "ncpc" not in summary.rows
     assert summary.rows["all"]["test"] == 250
+
+
+def test_bad_start_time_is_named(tmp_path: Path) -> None:
+    (tmp_path / "sim").mkdir()
+    meeting = _meeting(4, 0)
+    meeting["topics"][0]["transcript"][0]["start_s"] = "ten"
+    (tmp_path / "sim" / "x.json").write_text(json.dumps({"m1": meeting}))
+    with pytest.raises(DataFormatError, match="'start_s' must be a number, got 'ten'"):
+        read_tcr("sim", tmp_path, Counter())

@@ -35,6 +35,17 @@ def test_train_material_fills_in_and_then_leaves_the_train_set() -> None:
     assert len(training) == 10 and not used & {c["id"] for c, _ in training}
 
 
+def test_summary_uses_only_turns_before_the_history() -> None:
+    # Earlier turns talk about budgets; the history and reference repeat one distinctive topic far more
+    # often, so a summary drawn from them would be made of those turns.
+    conversation = _conversation("c", 200)
+    for i, turn in enumerate(conversation["turns"]):
+        turn["utterance"] = (f"budget item {i} needs review soon" if i < 70
+                             else "zebra zebra zebra zebra crossing crossing zebra zebra")
+    summary = instance(conversation, 100)["summary"]
+    assert summary and "zebra" not in summary and "budget item" in summary
+
+
 def test_instance_fields_and_past_only_summary() -> None:
     conversation = _conversation("c", 200)
     row = instance(conversation, 100)

@@ -54,7 +54,9 @@ def test_scripted_run(cocoeval_built: Path, tmp_path: Path) -> None:
     assert results["mismatch"] == pytest.approx(100 * (1 + 1) / 3)
     assert results["overall"]["model"]["consistency"]["mean"] == 8.0
     assert results["signature"]["turns_per_call"] == 5 and results["signature"]["taxonomy"][0] == "Repetition"
-    assert sum(len(r["simulation_problems"]) for r in records) == results["simulation_problems"]
+    # The scripted model names a stranger on odd-length prompts: each such reply is repaired once.
+    assert results["simulation_problems"] > 0 and results["simulation_persisting_problems"] == 0
+    assert all(len(r["simulation_replies"]) >= 30 // 5 for r in records)
 
 
 def test_tiny_local_model_runs_end_to_end(cocoeval_built: Path, tmp_path: Path) -> None:
@@ -69,7 +71,11 @@ def test_tiny_local_model_runs_end_to_end(cocoeval_built: Path, tmp_path: Path) 
     # nothing is compared; the human continuations are still judged (and fail to parse, counted too).
     assert run.results["n"] == 2 and run.results["excluded"]["simulation_incomplete"] == 2
     assert run.results["n_compared"] == 0 and run.results["simulation_problems"] == 4  # 1 try + 1 repair each
+    assert run.results["simulation_persisting_problems"] == 2
     assert all(r["human_behaviours_raw"] is not None for r in run.records)
+    # the random judge's answers about the human continuations are unusable too: counted per kind
+    assert run.results["unusable_judge_answers"]["human behaviours"] == 2
+    assert run.results["excluded"]["judge_unusable"] == 2
 
 
 def test_prompts_beyond_the_context_fail_for_their_row(tmp_path: Path) -> None:
@@ -81,3 +87,15 @@ def test_prompts_beyond_the_context_fail_for_their_row(tmp_path: Path) -> None:
     long = [{"role": "user", "content": "yes " * 5000}]
     out = dict(backend.generate([long, [{"role": "user", "content": "yes"}]], GenerationParams(max_new_tokens=4)))
     assert out[0].error and "exceeds the model's context of 4096" in out[0].error and out[1].error is None
+
+
+def test_score_rescores_a_cocoeval_run(cocoeval_built: Path, tmp_path: Path) -> None:
+    from convbench_datasets.cli import main
+
+    run = run_cocoeval(model=Scripted(), judge=Scripted(), out=tmp_path / "run", config="iq2", limit=3,
+                       dataset=cocoeval_built, cache=tmp_path / "c.sqlite", n_bootstrap=50, progress=False)
+    (tmp_path / "run" / "results.json").unlink()
+    (tmp_path / "run" / "results.json").write_text(json.dumps({"signature": run.results["signature"]}))
+    assert main(["score", str(tmp_path / "run")]) == 0
+    rescored = json.loads((tmp_path / "run" / "results.json").read_text())
+    assert rescored["model_mean"] == run.results["model_mean"] and rescored["mismatch"] == run.results["mismatch"]

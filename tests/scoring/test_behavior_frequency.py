@@ -68,3 +68,21 @@ def test_spearman_and_rater_agreement() -> None:
     assert out["loo_spearman"] > 0.8 and out["p_value"] < 0.05
     opposed = [[1, 2, 3, 4, 5, 6], [6, 5, 4, 3, 2, 1]]
     assert rater_agreement(opposed, n_bootstrap=300)["p_value"] > 0.5
+
+
+def test_cluster_bootstrap_resamples_conversations() -> None:
+    predictions = [["Repetition"] * (i % 3) for i in range(12)]
+    references = [["Repetition"] * (i % 2) for i in range(12)]
+    by_instance = score_frequencies(predictions, references, behaviours=NAMES, n_bootstrap=200)
+    one_conversation = score_frequencies(predictions, references, behaviours=NAMES, n_bootstrap=200, groups=["c"] * 12)
+    low, high = one_conversation["intervals"]["model_mean"]["Repetition"]
+    assert low == high == one_conversation["model_mean"]["Repetition"]  # one cluster: every resample is the data
+    low, high = by_instance["intervals"]["model_mean"]["Repetition"]
+    assert low < high
+    assert "conversations" in one_conversation["signature"]["interval"]
+
+
+def test_no_human_behaviour_gives_undefined_not_nan() -> None:
+    out = score_frequencies([["Repetition"]], [[]], behaviours=NAMES, n_bootstrap=20)
+    assert out["mismatch"] is None and out["ratio"]["Repetition"] is None
+    assert out["intervals"]["mismatch"] == [None, None] and out["intervals"]["undefined_resamples"]["mismatch"] == 20
