@@ -80,3 +80,46 @@ def test_publish_errors_are_clear(tmp_path: Path) -> None:
         server.server_close()
     assert denied.returncode == 1 and "the Hub refused convbench/nc (HTTP 401): log in" in denied.stderr
     assert "hf_test_token" not in denied.stderr
+
+
+ROUND_TRIP = """
+import json, sys
+import datasets, evaluate
+rows = datasets.load_dataset("convbench/nc", "basic", split="test").to_list()
+metric = evaluate.load("convbench/ncbench_action")
+scores = metric.compute(predictions=["Repeat", "Definition", "no idea"],
+                        references=[r["acceptable_labels"] for r in rows[:3]],
+                        patterns=[r["pattern"] for r in rows[:3]])
+json.dump({"rows": rows, "scores": scores}, sys.stdout)
+"""
+
+
+def test_publish_then_load_back_from_a_local_hub(nc_built: Path, tmp_path: Path) -> None:
+    import json
+
+    from convbench_datasets.scoring.ncbench_action import score_actions
+    from tests.support.hub_server import hub_server
+
+    with hub_server() as (url, state):
+        env = {**os.environ, "HF_ENDPOINT": url, "HF_TOKEN": "hf_test_token", "HF_HOME": str(tmp_path / "hf")}
+        for name in ("HF_HUB_OFFLINE", "HF_DATASETS_OFFLINE", "HF_EVALUATE_OFFLINE", "HF_MODULES_CACHE"):
+            env.pop(name, None)
+        cli = [sys.executable, "-m", "convbench_datasets.cli", "publish"]
+        for argv in (["nc", "--repo-id", "convbench/nc", "--folder", str(nc_built)],
+                     ["metric", "ncbench_action", "--repo-id", "convbench/ncbench_action"]):
+            done = subprocess.run(cli + argv, env=env, capture_output=True, text=True, timeout=300)
+            assert done.returncode == 0, done.stderr
+        assert sorted(state.repos[("dataset", "convbench/nc")]) == sorted(
+            str(p.relative_to(nc_built)) for p in nc_built.rglob("*") if p.is_file())
+        assert set(state.repos[("space", "convbench/ncbench_action")]) == {"ncbench_action.py", "README.md", "requirements.txt", "app.py"}
+        loaded = subprocess.run([sys.executable, "-c", ROUND_TRIP], env=env, capture_output=True, text=True, timeout=300,
+                                cwd=tmp_path)
+        assert loaded.returncode == 0, loaded.stderr
+    result = json.loads(loaded.stdout)
+    import datasets
+
+    local = datasets.load_dataset(str(nc_built), "basic", split="test").to_list()
+    assert result["rows"] == local
+    expected = score_actions(["Repeat", "Definition", "no idea"], [r["acceptable_labels"] for r in local[:3]],
+                             patterns=[r["pattern"] for r in local[:3]])
+    assert result["scores"] == json.loads(json.dumps(expected))
