@@ -94,7 +94,12 @@ def _nc_section(runs: list[Run], out: Path) -> list[str]:
                             "p_randomization": result["overall"]["p_randomization"],
                             "significant": result["overall"]["significant"]})
         for set_name, pattern in table.index:
-            test = result["overall"] if pattern == "Overall" and set_name == "Overall" else result["per_pattern"].get(pattern)
+            if set_name == "Overall":
+                test = result["overall"]
+            elif pattern == "Overall":
+                test = result["per_set"].get(set_name)
+            else:
+                test = result["per_set_pattern"].get(f"{set_name}/{pattern}")
             if test is not None and not test["significant"]:
                 marks[((set_name, pattern), other.name)] = "n.s."
     parts.append(_html_table(table, marks))

@@ -48,7 +48,8 @@ def paired_test(a: Sequence[float], b: Sequence[float], *, n_resamples: int = 10
 
 def compare_nc_runs(records_a: Sequence[dict[str, Any]], records_b: Sequence[dict[str, Any]], *,
                     n_resamples: int = 1000, seed: int = 0) -> dict[str, Any]:
-    """Overall and per-pattern paired tests of two NC-Bench runs (accuracy differences in points)."""
+    """Paired tests of two NC-Bench runs (accuracy differences in points): overall, per pattern (pooled
+    over sets), per set, and per set and pattern (keys ``"set/pattern"``)."""
     by_key_b = {(r["set"], r["id"]): r for r in records_b}
     keys = [(r["set"], r["id"]) for r in records_a]
     if set(keys) != set(by_key_b) or len(keys) != len(records_b):
@@ -64,6 +65,15 @@ def compare_nc_runs(records_a: Sequence[dict[str, Any]], records_b: Sequence[dic
         return out
 
     patterns: dict[str, list[tuple[dict, dict]]] = {}
+    sets: dict[str, list[tuple[dict, dict]]] = {}
+    set_patterns: dict[tuple[str, str], list[tuple[dict, dict]]] = {}
     for a, b in pairs:
         patterns.setdefault(a["pattern"], []).append((a, b))
-    return {"overall": test(pairs), "per_pattern": {p: test(rows) for p, rows in patterns.items()}}
+        sets.setdefault(a["set"], []).append((a, b))
+        set_patterns.setdefault((a["set"], a["pattern"]), []).append((a, b))
+    return {
+        "overall": test(pairs),
+        "per_pattern": {p: test(rows) for p, rows in patterns.items()},
+        "per_set": {s: test(rows) for s, rows in sets.items()},
+        "per_set_pattern": {f"{s}/{p}": test(rows) for (s, p), rows in set_patterns.items()},
+    }

@@ -27,5 +27,6 @@ def test_nc_comparison_per_pattern_and_row_matching() -> None:
     out = compare_nc_runs(a, b, n_resamples=300)
     assert out["overall"]["difference"] == 50.0 and out["per_pattern"]["Inquiry"]["difference"] == 0.0
     assert out["per_pattern"]["Repeat Request"]["significant"] and not out["per_pattern"]["Inquiry"]["significant"]
+    assert out["per_set"]["basic"]["difference"] == 50.0 and out["per_set_pattern"]["basic/Inquiry"]["difference"] == 0.0
     with pytest.raises(ValueError, match="did not score the same rows"):
         compare_nc_runs(a, b[:-1])
