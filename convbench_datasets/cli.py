@@ -224,9 +224,14 @@ def _cmd_compare(args: argparse.Namespace) -> None:
     from .scoring.paired import compare_nc_runs
 
     a, b = load_runs([args.run_a, args.run_b])
+    if a.benchmark != "nc" or b.benchmark != "nc":
+        raise ConvbenchError(f"convbench compare takes two NC-Bench runs; got {a.benchmark} and {b.benchmark}")
+    for key in ("dataset_fingerprint", "judge", "rules"):
+        if a.signature.get(key) != b.signature.get(key):
+            print(f"warning: the runs differ in {key}: {a.signature.get(key)!r} vs {b.signature.get(key)!r}", file=sys.stderr)
     result = compare_nc_runs(a.records, b.records, n_resamples=args.resamples, seed=args.seed)
     print(f"{a.name} - {b.name} (accuracy points, {result['overall']['n']} rows)")
-    for name, test in [("overall", result["overall"]), *result["per_pattern"].items()]:
+    for name, test in [("overall", result["overall"]), *result["per_set"].items(), *result["per_set_pattern"].items()]:
         flag = "" if test["significant"] else "  n.s."
         print(f"  {name:<24} {test['difference']:+6.1f}  95% [{test['interval'][0]:+.1f}, {test['interval'][1]:+.1f}]"
               f"  p(bootstrap) {test['p_bootstrap']:.3f}  p(randomisation) {test['p_randomization']:.3f}{flag}")

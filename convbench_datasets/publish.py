@@ -25,7 +25,23 @@ launch_gradio_widget(module)
 SPACE_HEADER = "---\ntitle: {name}\nsdk: gradio\nsdk_version: 3.19.1\napp_file: app.py\npinned: false\ntags:\n- evaluate\n- metric\n---\n"
 
 
+NOT_REDISTRIBUTABLE = {"cocoeval": "its IQ2 part states no license"}
+
+
+def _check_repo_id(repo_id: str) -> None:
+    from huggingface_hub.utils import HFValidationError, validate_repo_id
+
+    try:
+        validate_repo_id(repo_id)
+    except HFValidationError as err:
+        raise ConvbenchError(f"invalid repo id {repo_id!r}: {err}") from None
+    if "/" not in repo_id:
+        raise ConvbenchError(f"repo id {repo_id!r} needs a namespace: ORG/NAME")
+
+
 def _hub_error(err: Exception, repo_id: str) -> ConvbenchError:
+    if type(err).__name__ == "OfflineModeIsEnabled":
+        return ConvbenchError(f"cannot publish {repo_id}: HF_HUB_OFFLINE is set; unset it to reach the Hub")
     status = getattr(getattr(err, "response", None), "status_code", None)
     if status in (401, 403):
         return ConvbenchError(f"the Hub refused {repo_id} (HTTP {status}): log in (`huggingface-cli login`) or set "
@@ -36,17 +52,26 @@ def _hub_error(err: Exception, repo_id: str) -> ConvbenchError:
 
 
 def publish_dataset(folder: str | os.PathLike[str], repo_id: str, *, private: bool = False) -> str:
-    """Create the dataset repo if needed and upload the folder (parquet files, card, license)."""
+    """Create the dataset repo if needed and upload the folder (parquet files, card, license).
+
+    A build whose data may not be redistributed (CoCoEvalBench: IQ2 states no license) is only
+    published to a private repository.
+    """
     from huggingface_hub import HfApi
 
     path = Path(folder)
     if not (path / "README.md").is_file():
         raise ConvbenchError(f"{path} is not a built dataset folder (no README.md); run `convbench build` first")
+    _check_repo_id(repo_id)
+    card = (path / "README.md").read_text(encoding="utf-8")
+    for name, reason in NOT_REDISTRIBUTABLE.items():
+        if f"from cards/{name}/README.md" in card and not private:
+            raise ConvbenchError(f"{path} is a {name} build and {reason}: publish it only with --private")
     api = HfApi()
     try:
         api.create_repo(repo_id, repo_type="dataset", private=private, exist_ok=True)
         commit = api.upload_folder(repo_id=repo_id, repo_type="dataset", folder_path=str(path),
-                                   commit_message="Upload with convbench", ignore_patterns=[".git/*", ".lock"])
+                                   commit_message="Upload with convbench", ignore_patterns=[".git/*", "*.lock", ".*.tmp"])
     except Exception as err:  # huggingface_hub raises HTTP and connection errors of several kinds
         raise _hub_error(err, repo_id) from err
     return str(getattr(commit, "commit_url", commit))
@@ -71,6 +96,7 @@ def publish_metric(name: str, repo_id: str, *, private: bool = False) -> str:
     """Create (if needed) an evaluate Space holding the metric module, card, requirements and app."""
     from huggingface_hub import CommitOperationAdd, HfApi
 
+    _check_repo_id(repo_id)
     files = metric_space_files(name, repo_id)
     api = HfApi()
     try:
@@ -84,12 +110,20 @@ def publish_metric(name: str, repo_id: str, *, private: bool = False) -> str:
 
 
 def evaluate_modules_dir() -> Path:
-    """Where evaluate keeps loaded modules (``$HF_MODULES_CACHE/evaluate_modules``)."""
+    """Where evaluate keeps loaded modules: evaluate's own setting when it is importable, else the same
+    rules (``HF_MODULES_CACHE``, else ``HF_HOME``, else ``$XDG_CACHE_HOME/huggingface``)/modules."""
+    try:
+        from evaluate import config
+
+        return Path(config.HF_MODULES_CACHE).expanduser() / config.MODULE_NAME_FOR_DYNAMIC_MODULES
+    except ImportError:
+        pass
     modules = os.environ.get("HF_MODULES_CACHE")
     if not modules:
-        home = os.environ.get("HF_HOME") or os.path.join(os.path.expanduser("~"), ".cache", "huggingface")
+        cache = os.environ.get("XDG_CACHE_HOME") or os.path.join("~", ".cache")
+        home = os.environ.get("HF_HOME") or os.path.join(cache, "huggingface")
         modules = os.path.join(home, "modules")
-    return Path(modules) / "evaluate_modules"
+    return Path(os.path.expanduser(modules)) / "evaluate_modules"
 
 
 def install_metrics(names: list[str] | None = None, namespace: str = "convbench") -> list[Path]:

@@ -43,12 +43,14 @@ def grouped_bars(frame: Any, title: str, xlabel: str, errors: Any = None) -> Any
 
 def nc_figure(table: Any) -> Any:
     patterns = table[[p != "Overall" for _, p in table.index]]
-    return grouped_bars(patterns, "NC-Bench accuracy per pattern", "accuracy (%)")
+    fig = grouped_bars(patterns, "NC-Bench accuracy per pattern (missing: not scored)", "accuracy (%)")
+    fig.axes[0].set_xlim(0, 100)
+    return fig
 
 
 def cocoeval_figure(frame: Any) -> Any:
     pivot = frame.pivot(index="behaviour", columns="who", values="mean")
-    order = ["human"] + [c for c in pivot.columns if c != "human"]
+    order = list(dict.fromkeys(frame["who"]))
     pivot = pivot[order]
     errors = {}
     for who in order:

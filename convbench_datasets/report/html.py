@@ -42,7 +42,9 @@ def markdown_table(frame: Any) -> str:
 
 
 def _cell(value: Any) -> str:
-    return f"{value:.2f}" if isinstance(value, float) else str(value)
+    if isinstance(value, float):
+        return "" if value != value else f"{value:.2f}"  # NaN: not scored
+    return str(value).replace("|", "\\|")
 
 
 def _html_table(frame: Any, marks: dict[tuple[Any, str], str] | None = None) -> str:
@@ -88,11 +90,19 @@ def _nc_section(runs: list[Run], out: Path) -> list[str]:
     comparisons = []
     base = runs[0]
     for other in runs[1:]:
-        result = compare_nc_runs(other.records, base.records)
-        comparisons.append({"model": other.name, "versus": base.name, "difference": result["overall"]["difference"],
-                            "p_bootstrap": result["overall"]["p_bootstrap"],
-                            "p_randomization": result["overall"]["p_randomization"],
-                            "significant": result["overall"]["significant"]})
+        try:
+            result = compare_nc_runs(other.records, base.records)
+        except ValueError:
+            comparisons.append({"model": other.name, "versus": base.name, "set": "", "pattern": "not compared: the runs scored different rows"})
+            continue
+        tests = [("Overall", "Overall", result["overall"])]
+        tests += [(s, "Overall", t) for s, t in result["per_set"].items()]
+        tests += [(*key.split("/", 1), t) for key, t in result["per_set_pattern"].items()]
+        for set_name, pattern, t in tests:
+            comparisons.append({"model": other.name, "versus": base.name, "set": set_name, "pattern": pattern,
+                                "difference": t["difference"], "low": t["interval"][0], "high": t["interval"][1],
+                                "p_bootstrap": t["p_bootstrap"], "p_randomization": t["p_randomization"],
+                                "significant": t["significant"]})
         for set_name, pattern in table.index:
             if set_name == "Overall":
                 test = result["overall"]

@@ -39,4 +39,9 @@ def load_runs(paths: list[str | os.PathLike[str]]) -> list[Run]:
     for run in runs:
         if names.count(run.name) > 1:
             run.name = f"{run.name} ({run.path.name})"
+    seen: dict[str, int] = {}
+    for index, run in enumerate(runs, start=1):  # still equal (same folder name twice): number them
+        if [r.name for r in runs].count(run.name) > 1:
+            seen[run.name] = seen.get(run.name, 0) + 1
+            run.name = f"{run.name} #{seen[run.name]}"
     return runs

@@ -1,7 +1,7 @@
 """Report tables as pandas DataFrames (percentages, as in the papers' tables).
 
 - :func:`nc_table`: NC-Bench, the paper's layout: one row per (set, pattern) plus each set's overall
-  and the grand overall (row-weighted), one column per model;
+  and each run's overall (row-weighted over the rows that run scored), one column per run;
 - :func:`nc_failures`: for each model and pattern, the top failure label and its share of failing rows;
 - :func:`nico_table`: NICO scores per (task, metric), one column per model (and per interaction type);
 - :func:`cocoeval_table`: per behaviour type, the human mean and each model's mean with intervals.
@@ -32,7 +32,9 @@ def nc_table(runs: list[Run]) -> Any:
                     rows.setdefault((set_name, pattern), {})[run.name] = per[set_name][pattern]
             rows.setdefault((set_name, OVERALL), {})[run.name] = run.results["per_set"][set_name]
         rows.setdefault((OVERALL, OVERALL), {})[run.name] = run.results["accuracy"]
+    order = [(s, p) for s in table.sets for p in [*table.patterns(s), OVERALL]] + [(OVERALL, OVERALL)]
     frame = pd.DataFrame.from_dict(rows, orient="index")
+    frame = frame.reindex([key for key in order if key in rows])  # the paper's order, whatever the runs cover
     frame.index = pd.MultiIndex.from_tuples(frame.index, names=["set", "pattern"])
     return frame[[r.name for r in runs]]
 
@@ -77,14 +79,15 @@ def cocoeval_table(runs: list[Run]) -> Any:
     import pandas as pd
 
     rows = []
+    several = len([r for r in runs if "model_mean" in r.results]) > 1
     for run in runs:
         results = run.results
         if "model_mean" not in results:
             continue
         intervals = results.get("intervals", {})
+        human = f"human ({run.name})" if several else "human"  # each run's compared contexts have their own
         for name in results["model_mean"]:
-            for side, who in (("human_mean", "human"), ("model_mean", run.name)):
+            for side, who in (("human_mean", human), ("model_mean", run.name)):
                 low, high = intervals.get(side, {}).get(name, [None, None])
                 rows.append({"behaviour": name, "who": who, "mean": results[side][name], "low": low, "high": high})
-    frame = pd.DataFrame(rows, columns=["behaviour", "who", "mean", "low", "high"])
-    return frame.drop_duplicates(subset=["behaviour", "who"]).reset_index(drop=True)
+    return pd.DataFrame(rows, columns=["behaviour", "who", "mean", "low", "high"])

@@ -4,7 +4,8 @@ Both tests take per-row scores of run A and run B (1/0 pass flags for NC-Bench) 
 the same order, and test the difference of their means:
 
 - paired bootstrap: resample rows with replacement; the 95% interval of mean(A) - mean(B), and the
-  two-sided p-value ``2 * min(P(diff* <= 0), P(diff* >= 0))`` (capped at 1);
+  two-sided p-value ``2 * min((1 + #{diff* <= 0}), (1 + #{diff* >= 0})) / (1 + resamples)`` (capped at
+  1; never 0, which a finite number of resamples cannot show);
 - approximate randomisation: swap each row's A and B scores with probability 1/2; the p-value is
   ``(1 + #{|diff*| >= |diff|}) / (1 + trials)``.
 
@@ -34,7 +35,8 @@ def paired_test(a: Sequence[float], b: Sequence[float], *, n_resamples: int = 10
     observed = float(diff.mean())
     rng = np.random.default_rng(seed)
     boot = diff[rng.integers(0, len(diff), size=(n_resamples, len(diff)))].mean(axis=1)
-    p_boot = 1.0 if np.all(diff == 0) else min(1.0, 2 * min(float((boot <= 0).mean()), float((boot >= 0).mean())))
+    tail = min(int((boot <= 0).sum()), int((boot >= 0).sum()))
+    p_boot = 1.0 if np.all(diff == 0) else min(1.0, 2 * (1 + tail) / (1 + n_resamples))
     signs = rng.choice([-1.0, 1.0], size=(n_resamples, len(diff)))
     permuted = np.abs((signs * diff).mean(axis=1))
     p_ar = float((1 + (permuted >= abs(observed) - 1e-12).sum()) / (1 + n_resamples))
