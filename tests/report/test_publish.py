@@ -120,6 +120,7 @@ def test_publish_then_load_back_from_a_local_hub(nc_built: Path, tmp_path: Path)
         assert sorted(state.repos[("dataset", "convbench/nc")]) == sorted(
             str(p.relative_to(nc_built)) for p in nc_built.rglob("*") if p.is_file())
         assert set(state.repos[("space", "convbench/ncbench_action")]) == {"ncbench_action.py", "README.md", "requirements.txt", "app.py"}
+        assert state.authorizations and set(state.authorizations) == {"Bearer hf_test_token"}  # the token from HF_TOKEN
         loaded = subprocess.run([sys.executable, "-c", ROUND_TRIP], env=env, capture_output=True, text=True, timeout=300,
                                 cwd=tmp_path)
         assert loaded.returncode == 0, loaded.stderr

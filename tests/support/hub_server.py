@@ -21,6 +21,7 @@ class HubState:
     repos: dict[tuple[str, str], dict[str, bytes]] = field(default_factory=dict)  # (type, id) -> path -> bytes
     commits: dict[tuple[str, str], str] = field(default_factory=dict)
     log: list[str] = field(default_factory=list)
+    authorizations: list[str] = field(default_factory=list)  # of write requests
     lock: threading.Lock = field(default_factory=threading.Lock)
 
 
@@ -62,6 +63,7 @@ def _handler(state: HubState) -> type[http.server.BaseHTTPRequestHandler]:
             parts, _ = self._route()
             body = self._body()
             state.log.append(f"POST {self.path}")
+            state.authorizations.append(self.headers.get("Authorization", ""))
             if parts[:2] == ["api", "validate-yaml"]:
                 return self._json({"errors": [], "warnings": []})
             if parts[:3] == ["api", "repos", "create"]:
