@@ -122,16 +122,19 @@ def _nc_section(runs: list[Run], out: Path) -> list[str]:
     parts.append(f"<img alt='NC-Bench accuracy per pattern' src='{_save_figure(nc_figure(table), out / 'figures', 'nc_patterns')}'>")
     failures = nc_failures(runs)
     _save_table(failures, out / "tables", "nc_failures")
-    parts.append("<h3>Top failure label per pattern</h3>" + _html_table(failures))
+    parts.append("<h3>Top failure label per set and pattern</h3><p>Share of the pattern's failing rows "
+                 "that carry the label; the next labels follow.</p>" + _html_table(failures))
     return parts
 
 
 def _nico_section(runs: list[Run], out: Path) -> list[str]:
     table, by_type = nico_table(runs), nico_table(runs, by_interaction_type=True)
     _save_table(table, out / "tables", "nico_scores")
-    _save_table(by_type, out / "tables", "nico_by_interaction_type")
-    return ["<h2>NICO</h2><p>Scores in percent (avg_len in tokens).</p>", _html_table(table),
-            "<h3>By interaction type</h3>", _html_table(by_type)]
+    parts = ["<h2>NICO</h2><p>Scores in percent (avg_len in tokens).</p>", _html_table(table)]
+    if len(by_type):
+        _save_table(by_type, out / "tables", "nico_by_interaction_type")
+        parts += ["<h3>By interaction type</h3>", _html_table(by_type)]
+    return parts
 
 
 def _cocoeval_section(runs: list[Run], out: Path) -> list[str]:

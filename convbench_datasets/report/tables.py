@@ -44,11 +44,14 @@ def nc_failures(runs: list[Run]) -> Any:
 
     rows = []
     for run in runs:
-        for pattern, shares in run.results.get("failure_breakdown", {}).items():
-            if shares:
-                label, share = next(iter(shares.items()))
-                rows.append({"model": run.name, "pattern": pattern, "top_failure_label": label, "share_of_failures": share})
-    return pd.DataFrame(rows, columns=["model", "pattern", "top_failure_label", "share_of_failures"])
+        for set_name, breakdown in run.results.get("failure_breakdown_per_set", {}).items():
+            for pattern, shares in breakdown.items():
+                if shares:
+                    label, share = next(iter(shares.items()))
+                    rows.append({"model": run.name, "set": set_name, "pattern": pattern, "top_failure_label": label,
+                                 "share_of_failures": share,
+                                 "others": ", ".join(f"{k} {v:.0f}%" for k, v in list(shares.items())[1:4])})
+    return pd.DataFrame(rows, columns=["model", "set", "pattern", "top_failure_label", "share_of_failures", "others"])
 
 
 NICO_KEYS = ("bleu_1", "bleu_2", "rouge_l", "distinct_1", "distinct_2", "avg_len", "bertscore_f1",
@@ -62,9 +65,7 @@ def nico_table(runs: list[Run], by_interaction_type: bool = False) -> Any:
     for run in runs:
         task = run.signature.get("task", "?")
         shots = f"{run.signature.get('shots', 0)}-shot"
-        scopes = [("all", run.results)]
-        if by_interaction_type:
-            scopes += sorted(run.results.get("per_interaction_type", {}).items())
+        scopes = sorted(run.results.get("per_interaction_type", {}).items()) if by_interaction_type else [("all", run.results)]
         for scope, values in scopes:
             for key in NICO_KEYS:
                 if key in values:

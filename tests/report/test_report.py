@@ -61,6 +61,14 @@ def test_nc_table_by_hand(two_runs: list[Path]) -> None:
         "| set | pattern | hf:model-a | hf:model-b |", "|---|---|---|---|", "| basic | Inquiry | 50.00 | 50.00 |"]
 
 
+def test_failure_table_is_per_set(two_runs: list[Path]) -> None:
+    from convbench_datasets.report import nc_failures
+
+    table = nc_failures(load_runs(two_runs))
+    row = table[(table["model"] == "hf:model-b") & (table["set"] == "rag")].iloc[0]
+    assert (row["pattern"], row["top_failure_label"], row["share_of_failures"]) == ("Repeat Request", "Other", 100.0)
+
+
 def test_report_files_and_self_contained_page(two_runs: list[Path], tmp_path: Path) -> None:
     assert main(["report", *map(str, two_runs), "--out", str(tmp_path / "report")]) == 0
     page = (tmp_path / "report" / "report.html").read_text(encoding="utf-8")
