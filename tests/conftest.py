@@ -17,30 +17,30 @@ os.environ.setdefault("HF_EVALUATE_OFFLINE", "1")
 os.environ.setdefault("CONVBENCH_CACHE", tempfile.mkdtemp(prefix="convbench-test-cache-"))
 
 
-@pytest.fixture(scope="session")
-def nc_sources(tmp_path_factory: pytest.TempPathFactory) -> Path:
-    """A folder laid out like a mirror that holds the NC-Bench upstream files."""
+def _mirror_or_download(sources: list, what: str, cache: Path) -> Path:
+    """CONVBENCH_SOURCES, else the files downloaded once into ``cache``, else skip (no network)."""
     from convbench_datasets.errors import ChecksumError, SourceError
+    from convbench_datasets.sources import fetch
 
     mirror = os.environ.get("CONVBENCH_SOURCES")
     if mirror:
         return Path(mirror)
-    cache = tmp_path_factory.mktemp("convbench-cache")
     try:
-        _download(cache)
+        for src in sources:
+            fetch(src, cache_dir=cache, progress=False)
     except ChecksumError:
         raise  # the origin served other bytes than pinned: a real failure, not a missing network
     except SourceError as err:
-        pytest.skip(f"NC-Bench sources unavailable: no CONVBENCH_SOURCES mirror and no network ({err})")
+        pytest.skip(f"{what} sources unavailable: no CONVBENCH_SOURCES mirror and no network ({err})")
     return cache / "sources"
 
 
-def _download(cache: Path) -> None:
+@pytest.fixture(scope="session")
+def nc_sources(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A folder laid out like a mirror that holds the NC-Bench upstream files."""
     from convbench_datasets.nc.upstream import source_files
-    from convbench_datasets.sources import fetch
 
-    for src in source_files().values():
-        fetch(src, cache_dir=cache, progress=False)
+    return _mirror_or_download(list(source_files().values()), "NC-Bench", tmp_path_factory.mktemp("convbench-cache"))
 
 
 @pytest.fixture(scope="session")
@@ -80,21 +80,8 @@ def nico_built(tmp_path_factory: pytest.TempPathFactory) -> Path:
 def qmsum_iq2_sources(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """A mirror holding QMSum and IQ2 (CONVBENCH_SOURCES, else downloaded once, else skip)."""
     from convbench_datasets.cocoeval.conversations import iq2_source, qmsum_sources
-    from convbench_datasets.errors import ChecksumError, SourceError
-    from convbench_datasets.sources import fetch
 
-    mirror = os.environ.get("CONVBENCH_SOURCES")
-    if mirror:
-        return Path(mirror)
-    cache = tmp_path_factory.mktemp("coco-cache")
-    try:
-        for src in [*qmsum_sources(), iq2_source()]:
-            fetch(src, cache_dir=cache, progress=False)
-    except ChecksumError:
-        raise
-    except SourceError as err:
-        pytest.skip(f"QMSum/IQ2 sources unavailable: no CONVBENCH_SOURCES mirror and no network ({err})")
-    return cache / "sources"
+    return _mirror_or_download([*qmsum_sources(), iq2_source()], "QMSum/IQ2", tmp_path_factory.mktemp("coco-cache"))
 
 
 @pytest.fixture(scope="session")

@@ -2,14 +2,9 @@
 
 from __future__ import annotations
 
-from typing import Any, NamedTuple
+from typing import Any
 
-
-class Column(NamedTuple):
-    name: str
-    type: str  # "int64", "string", "list[string]" or "messages" (list of {role, content})
-    description: str
-
+from ..columns import Column
 
 COLUMNS: tuple[Column, ...] = (
     Column("id", "int64", "upstream row id (unique within a set)"),

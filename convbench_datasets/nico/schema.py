@@ -2,14 +2,9 @@
 
 from __future__ import annotations
 
-from typing import Any, NamedTuple
+from typing import Any
 
-
-class Column(NamedTuple):
-    name: str
-    type: str  # string | int32 | turn | turns | strings | utterances
-    description: str
-
+from ..columns import Column
 
 _CONTEXT = (
     Column("dialogue_id", "string", "the dialogue the example comes from"),
