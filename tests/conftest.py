@@ -40,7 +40,8 @@ def nc_sources(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """A folder laid out like a mirror that holds the NC-Bench upstream files."""
     from convbench_datasets.nc.upstream import source_files
 
-    return _mirror_or_download(list(source_files().values()), "NC-Bench", tmp_path_factory.mktemp("convbench-cache"))
+    files = [*source_files().values(), *source_files("code").values()]  # data, and the released prompt and rule
+    return _mirror_or_download(files, "NC-Bench", tmp_path_factory.mktemp("convbench-cache"))
 
 
 @pytest.fixture(scope="session")

@@ -7,8 +7,9 @@ Example:
 """
 
 from .judge_output import ParsedJudgement, parse_judge_output
-from .judge_prompt import JudgeTemplate, judge_messages, load_template
+from .judge_prompt import JudgeTemplate, judge_messages, load_template, resolve_template
 from .patterns import PatternTable, TaskEntry, pattern_table
+from .released_prompt import ReleasedPrompt, released_prompt
 
 __all__ = [
     "pattern_table",
@@ -17,6 +18,9 @@ __all__ = [
     "judge_messages",
     "load_template",
     "JudgeTemplate",
+    "resolve_template",
+    "released_prompt",
+    "ReleasedPrompt",
     "parse_judge_output",
     "ParsedJudgement",
 ]

@@ -1,6 +1,11 @@
 """The NC-Bench judge prompt: a row and a model response in, the judge's chat messages out.
 
-The transcript is numbered by message index, so with the system message at index 0 the first turn is
+Two wordings. ``released`` (the default) is the released pipeline's prompt, read from the pinned
+upstream ``utils.py`` and rendered byte for byte as it renders it (``released_prompt.py``): use it for
+numbers that stand next to the paper's. ``convbench`` is convbench's own rewording, described below, or
+a user's YAML file with the same keys; results judged with it are not comparable with the paper's.
+
+The ``convbench`` transcript is numbered by message index, so with the system message at index 0 the first turn is
 line 1 and the model's response is line ``len(messages)``. Label definitions name the line of the
 AGENT's last turn and of its prior turn, and DetailRequest labels name the row's request details.
 Wording lives in data files (``templates/judge.yaml``, ``labels.yaml``); a user may pass their own
@@ -12,7 +17,7 @@ Example:
     ...                     {"role": "assistant", "content": "Two blocks."},
     ...                     {"role": "user", "content": "Sorry?"}],
     ...        "label_set": ["Repeat", "Other"], "request_details": ""}
-    >>> messages = judge_messages(row, "Two blocks.\\nAnything else?")
+    >>> messages = judge_messages(row, "Two blocks.\\nAnything else?", template="convbench")
     >>> print(messages[1]["content"].split("Transcript:\\n")[1].split("\\n\\nLabels")[0])
     1 USER: Is it far?
     2 AGENT: Two blocks.
@@ -38,6 +43,7 @@ from typing import Any
 
 from .._resources import read_yaml
 from ..errors import ConvbenchError
+from .released_prompt import ReleasedPrompt, released_prompt
 
 SPEAKERS = {"user": "USER", "assistant": "AGENT"}
 # Placeholders each template field must use (user) and may use (system: none, it is the same every row).
@@ -132,19 +138,56 @@ def judged_text(response: str, first_line_only: bool = True) -> str:
     return " ".join(line.strip() for line in response.splitlines() if line.strip())
 
 
+TEMPLATE_NAMES = ("released", "convbench")
+TemplateChoice = str | os.PathLike[str] | JudgeTemplate | ReleasedPrompt
+
+
+def resolve_template(
+    template: TemplateChoice = "released", *, sources: str | os.PathLike[str] | None = None
+) -> JudgeTemplate | ReleasedPrompt:
+    """``"released"`` (the released pipeline's wording, from the pinned upstream file), ``"convbench"``
+    (convbench's own), a path to a user's YAML template, or an already loaded template."""
+    if isinstance(template, (JudgeTemplate, ReleasedPrompt)):
+        return template
+    if template == "released":
+        return released_prompt(sources)
+    if template == "convbench":
+        return _builtin()
+    if isinstance(template, str) and not template.endswith((".yaml", ".yml")) and not Path(template).exists():
+        raise ConvbenchError(f"judge template {template!r}: not {' or '.join(TEMPLATE_NAMES)} and no such file")
+    return load_template(template)
+
+
+def template_name(template: JudgeTemplate | ReleasedPrompt) -> str:
+    """How a run's signature names the wording: ``released``, ``builtin`` (convbench's) or the file."""
+    return "released" if isinstance(template, ReleasedPrompt) else template.source
+
+
 def judge_messages(
     row: Mapping[str, Any],
     response: str,
     *,
-    template: JudgeTemplate | None = None,
+    template: TemplateChoice = "released",
     first_line_only: bool = True,
+    fill_request_details: bool = False,
+    sources: str | os.PathLike[str] | None = None,
 ) -> list[dict[str, str]]:
     """Chat messages asking the judge to label the actions of ``response`` as the AGENT's next turn.
 
-    ``row`` needs ``messages`` and ``label_set`` (and ``request_details`` for DetailRequest labels),
-    as in the NC-Bench dataset.
+    ``row`` needs ``messages``, ``set`` and ``task`` (released wording) or ``label_set`` (convbench's),
+    and ``request_details`` for DetailRequest labels, as in the NC-Bench dataset. The released wording
+    judges the response's first line only, as the released pipeline does; ``fill_request_details`` puts
+    the row's request details where the released pipeline leaves them empty.
     """
-    template = template or _builtin()
+    template = resolve_template(template, sources=sources)
+    if isinstance(template, ReleasedPrompt):
+        if not first_line_only:
+            raise ConvbenchError("the released judge prompt judges the first line only; "
+                                 "use template='convbench' to judge whole responses")
+        return template.render(row, response, fill_request_details=fill_request_details)
+    if fill_request_details:
+        raise ConvbenchError("fill_request_details applies to the released template only "
+                             "(convbench's wording always names the request details)")
     if not isinstance(response, str):
         raise TypeError(f"the model response must be text, got {type(response).__name__}")
     lines, last_line, prior_line = _numbered(row["messages"], judged_text(response, first_line_only))

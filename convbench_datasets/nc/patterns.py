@@ -37,6 +37,7 @@ class TaskEntry:
     rows: int
     acceptable_labels: tuple[str, ...]
     label_set: tuple[str, ...]
+    released_definitions: str  # the upstream utils.py constant holding this task's judge label definitions
 
 
 @dataclass(frozen=True)
@@ -98,6 +99,7 @@ def pattern_table() -> PatternTable:
             rows=int(t["rows"]),
             acceptable_labels=acceptable[t["acceptable"]],
             label_set=label_sets[t["label_set"]],
+            released_definitions=t["released_definitions"],
         )
         for t in raw["tasks"]
     )

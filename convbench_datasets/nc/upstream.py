@@ -28,8 +28,9 @@ def source_pins() -> dict[str, Any]:
     return read_yaml(__package__, "sources.yaml")
 
 
-def source_files() -> dict[str, SourceFile]:
-    """The pinned upstream files by key (``basic``, ``rag``, ``complex_request``, ``license``)."""
+def source_files(section: str = "files") -> dict[str, SourceFile]:
+    """The pinned upstream files by key: the data (``basic``, ``rag``, ``complex_request``, ``license``)
+    or, with ``section="code"``, the released scripts (``utils``, ``aggregator``)."""
     pins = source_pins()
     return {
         key: SourceFile(
@@ -37,7 +38,7 @@ def source_files() -> dict[str, SourceFile]:
             url=pins["raw_url"].format(commit=pins["commit"], path=spec["path"]),
             sha256=spec["sha256"],
         )
-        for key, spec in pins["files"].items()
+        for key, spec in pins[section].items()
     }
 
 

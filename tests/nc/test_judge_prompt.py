@@ -32,7 +32,7 @@ def _sections(messages: list[dict]) -> tuple[str, list[str]]:
 
 def test_repair_group_numbers_lines_and_points_to_the_prior_turn() -> None:
     row = _row("basic", "repeat request", [("user", "Where is it?"), ("assistant", "Two blocks down."), ("user", "What?")])
-    messages = judge_messages(row, "Two blocks down.")
+    messages = judge_messages(row, "Two blocks down.", template="convbench")
     transcript, labels = _sections(messages)
     # system is index 0, so: 1 USER, 2 AGENT, 3 USER, and the response is line 4 = len(messages).
     assert transcript == "1 USER: Where is it?\n2 AGENT: Two blocks down.\n3 USER: What?\n4 AGENT: Two blocks down."
@@ -47,14 +47,14 @@ def test_repair_group_numbers_lines_and_points_to_the_prior_turn() -> None:
 def test_inquiry_group_with_an_empty_first_user_turn() -> None:
     # Upstream basic rows may open with an empty user turn: it still takes line 1.
     row = _row("basic", "inquiry", [("user", ""), ("assistant", "Hi there."), ("user", "Is the shop open?")])
-    transcript, labels = _sections(judge_messages(row, "Yes, until six."))
+    transcript, labels = _sections(judge_messages(row, "Yes, until six.", template="convbench"))
     assert transcript.split("\n") == ["1 USER: ", "2 AGENT: Hi there.", "3 USER: Is the shop open?", "4 AGENT: Yes, until six."]
     assert len(labels) == 9 and labels[0].startswith("- Answer: AGENT's last turn (line 4)")
 
 
 def test_closing_group_without_a_prior_agent_turn() -> None:
     row = _row("rag", "sequence closer", [("user", "Thanks, that's all.")])
-    transcript, labels = _sections(judge_messages(row, "You're welcome!"))
+    transcript, labels = _sections(judge_messages(row, "You're welcome!", template="convbench"))
     assert transcript == "1 USER: Thanks, that's all.\n2 AGENT: You're welcome!"
     assert len(labels) == 18
     (repeat,) = [line for line in labels if line.startswith("- Repeat:")]
@@ -65,7 +65,7 @@ def test_requests_group_names_the_request_details() -> None:
     details = "what kind of cuisine they want and how far they will go"
     row = _row("complex_request", "Detail Request-Partial",
                [("user", "Can you recommend a restaurant?"), ("assistant", "Sure."), ("user", "Somewhere nice.")], details)
-    _, labels = _sections(judge_messages(row, "What kind of cuisine would you like?"))
+    _, labels = _sections(judge_messages(row, "What kind of cuisine would you like?", template="convbench"))
     (grounded,) = [line for line in labels if line.startswith("- DetailRequestGrounded:")]
     (ungrounded,) = [line for line in labels if line.startswith("- DetailRequestUngrounded:")]
     assert grounded.endswith(f"one of: {details}.") and ungrounded.endswith(f"not one of: {details}.")
@@ -75,7 +75,7 @@ def test_requests_group_names_the_request_details() -> None:
 @pytest.mark.parametrize("task,n_labels", [("Preliminary-Screen", 8), ("Expansion-Choices", 7)])
 def test_preliminary_and_expansion_groups(task: str, n_labels: int) -> None:
     row = _row("complex_request", task, [("user", "Hi, I need coffee.")])
-    _, labels = _sections(judge_messages(row, "Sure, what size?"))
+    _, labels = _sections(judge_messages(row, "Sure, what size?", template="convbench"))
     assert len(labels) == n_labels and labels[-2:] == ["- OOC: AGENT's last turn (line 2) steps out of the AGENT's character, "
                                                        "e.g. speaks as an analyst or an AI, comments on the conversation, or "
                                                        "shows its reasoning.", "- Other: AGENT's last turn (line 2) fits none "
@@ -86,7 +86,7 @@ def test_prior_turn_is_the_last_agent_turn_when_the_transcript_ends_with_one() -
     # Like complex_request id 340: the transcript ends with an assistant turn (line 4); response is line 5.
     row = _row("complex_request", "Self-Correction",
                [("user", "Mexican?"), ("assistant", "Mario's."), ("user", "No, Italian?"), ("assistant", "Munchies Pizza.")])
-    transcript, labels = _sections(judge_messages(row, "Luigi's is nearby."))
+    transcript, labels = _sections(judge_messages(row, "Luigi's is nearby.", template="convbench"))
     assert transcript.endswith("4 AGENT: Munchies Pizza.\n5 AGENT: Luigi's is nearby.")
     assert all("(line 5)" in line for line in labels)
 
@@ -94,18 +94,18 @@ def test_prior_turn_is_the_last_agent_turn_when_the_transcript_ends_with_one() -
 def test_first_line_option() -> None:
     row = _row("basic", "repeat request", [("user", "Hm?")])
     response = "  Two blocks down.  \nLet me know if that helps.\n"
-    first, _ = _sections(judge_messages(row, response))
-    whole, _ = _sections(judge_messages(row, response, first_line_only=False))
+    first, _ = _sections(judge_messages(row, response, template="convbench"))
+    whole, _ = _sections(judge_messages(row, response, first_line_only=False, template="convbench"))
     assert first.endswith("2 AGENT: Two blocks down.")
     assert whole.endswith("2 AGENT: Two blocks down. Let me know if that helps.")
-    empty, _ = _sections(judge_messages(row, "\nI said two blocks."))
+    empty, _ = _sections(judge_messages(row, "\nI said two blocks.", template="convbench"))
     assert empty.endswith("2 AGENT: ")  # a response starting with a new line is judged as silence
 
 
 def test_every_label_of_every_row_has_a_definition(nc_rows: dict) -> None:
     for rows in nc_rows.values():
         for row in rows:
-            messages = judge_messages(row, "Okay.")
+            messages = judge_messages(row, "Okay.", template="convbench")
             assert f"{len(row['messages'])} AGENT: Okay." in messages[1]["content"]
             labels = messages[1]["content"].split("Labels:\n")[1].split("\n\nRules:")[0]
             assert "$" not in labels and len(labels.split("\n")) == len(row["label_set"])
@@ -148,7 +148,7 @@ def test_bad_user_templates(tmp_path: Path, text: str, message: str) -> None:
 def test_bad_rows_and_responses() -> None:
     row = _row("basic", "inquiry", [("user", "Hi?")])
     with pytest.raises(TypeError, match="must be text"):
-        judge_messages(row, None)  # type: ignore[arg-type]
+        judge_messages(row, None, template="convbench")  # type: ignore[arg-type]
     row["messages"].append({"role": "tool", "content": "{}"})
     with pytest.raises(ConvbenchError, match="message 2: role 'tool' is not user or assistant"):
-        judge_messages(row, "Hello.")
+        judge_messages(row, "Hello.", template="convbench")
