@@ -1,0 +1,52 @@
+"""`parsing="released"`: the released aggregator's rule on arbitrary judge text.
+
+The oracle below is an independent statement of the rule as the released aggregator.py applies it
+(read from its source): pieces = newline or comma separated, dropped only if empty before stripping,
+then stripped into a set; pass if any piece is in the acceptable list, except that when Silence or
+NonVerbal is acceptable and present, the set must have exactly one element.
+"""
+
+from __future__ import annotations
+
+import re
+
+from hypothesis import given, settings
+from hypothesis import strategies as st
+
+from convbench_datasets.nc.patterns import pattern_table
+from convbench_datasets.scoring.released_rule import released_passes
+
+
+def oracle(text: str, acceptable: list[str]) -> bool:
+    pieces = set()
+    for piece in re.split(r"[\n,]", text):
+        if len(piece) > 0:
+            pieces.add(piece.strip())
+    if ("Silence" in acceptable or "NonVerbal" in acceptable) and ({"Silence", "NonVerbal"} & pieces):
+        return len(pieces) == 1
+    return any(p in acceptable for p in pieces)
+
+
+WORDS = ["Answer", "answer", "ANSWER", "Silence", "NonVerbal", "Repeat", "Partial Repeat", "Acknowledgment",
+         "Acknowledgement", "PreClosing", "Pre-Closing", "Paraphrase", "OOC", "banana", "", " ", "Silence."]
+SEPARATORS = [",", ", ", "\n", " ,", ",,", "\n\n", " \n", ""]
+ACCEPTABLE = sorted({labels for e in pattern_table().tasks for labels in [e.acceptable_labels]})
+
+
+@settings(max_examples=600, deadline=None)
+@given(st.lists(st.tuples(st.sampled_from(WORDS), st.sampled_from(SEPARATORS)), max_size=5),
+       st.sampled_from(ACCEPTABLE), st.sampled_from(["", " ", "\n", ",", "  "]))
+def test_released_rule_matches_the_aggregator_on_random_text(pieces, acceptable, edge):
+    text = edge + "".join(word + sep for word, sep in pieces) + edge
+    assert released_passes(text, acceptable) == oracle(text, list(acceptable)), (text, acceptable)
+
+
+def test_hand_cases():
+    closer = pattern_table().entry("basic", "sequence closer").acceptable_labels
+    assert released_passes("Acknowledgement", closer)          # both spellings are in the released list
+    assert not released_passes("acknowledgment", closer)       # case-sensitive
+    assert not released_passes("Silence, Answer", closer)      # Silence must stand alone
+    assert released_passes("Silence", closer)
+    assert released_passes("Silence,", closer)                 # "Silence," -> {"Silence"}: the empty tail is dropped
+    assert not released_passes(None, closer)                   # a missing answer is empty text
+    assert not released_passes("Pre-Closing", closer)          # no spelling normalisation
