@@ -56,7 +56,7 @@ def _judge_prompts(n: int) -> list[list[dict]]:
         entry = tasks[i % len(tasks)]
         row = {"messages": [{"role": "system", "content": "Be brief."}, {"role": "user", "content": f"Question {i}?"}],
                "label_set": list(entry.label_set), "request_details": "size and milk"}
-        rows.append(judge_messages(row, f"Answer number {i}."))
+        rows.append(judge_messages(row, f"Answer number {i}.", template="convbench"))
     return rows
 
 

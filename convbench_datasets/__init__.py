@@ -10,7 +10,7 @@ Example:
 
 from ._resources import metric_path
 from ._version import __version__
-from .api import BuildSummary, build, list_benchmarks, load
+from .api import BuildSummary, build, install, list_benchmarks, load
 from .errors import (
     BuildError,
     ChecksumError,
@@ -24,6 +24,7 @@ __all__ = [
     "__version__",
     "build",
     "load",
+    "install",
     "list_benchmarks",
     "metric_path",
     "BuildSummary",

@@ -21,6 +21,8 @@ from . import registry
 from ._resources import bundled_dir
 from ._version import __version__
 from .hub import export
+from .out_folder import replaceable_entries
+from .install import InstalledDataset
 from .registry import BenchmarkInfo
 from .sources import default_cache_dir
 
@@ -64,6 +66,7 @@ def build(
         progress: show download progress bars.
         options: builder-specific options (cocoeval: ``summarizer``, ``summarizer_options``).
     """
+    replaceable_entries(Path(out).resolve())  # refuse a wrong --out before downloading; export checks again
     kwargs: dict[str, Any] = {"sources_dir": sources, "progress": progress, **options}
     if data_dir is not None:
         kwargs["data_dir"] = data_dir
@@ -89,6 +92,28 @@ def load(
 
     folder = _cached_build(name, sources, cache_dir)
     return datasets.load_dataset(str(folder), config, split=split)
+
+
+def install(
+    name: str,
+    dataset: str | os.PathLike[str] | None = None,
+    *,
+    sources: str | os.PathLike[str] | None = None,
+    force: bool = False,
+    progress: bool = True,
+) -> InstalledDataset:
+    """Make ``datasets.load_dataset("convbench/<name>")`` (every config) work offline on this machine.
+
+    Installs the build in ``dataset`` (a folder ``convbench build`` wrote), else the one :func:`load`
+    keeps in the convbench cache (built first if needed), into datasets' cache
+    (see :mod:`convbench_datasets.install`). A ``convbench/<name>`` that convbench did not install there
+    is never touched: this refuses, or with ``force`` installs beside it.
+    """
+    from .install import install_dataset
+
+    registry.builder(name)  # an unknown name fails here, naming the benchmarks
+    folder = Path(dataset) if dataset is not None else _cached_build(name, sources, None)
+    return install_dataset(folder, name, force=force, progress=progress)
 
 
 def _cached_build(name: str, sources: Any, cache_dir: Any) -> Path:

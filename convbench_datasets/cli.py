@@ -10,7 +10,9 @@ import os
 import sqlite3
 import sys
 from collections.abc import Sequence
+from typing import Any
 
+from ._console import detach_stdout, plain_warnings, stdout_closed, warn
 from ._version import __version__
 from .errors import ConvbenchError
 
@@ -36,6 +38,13 @@ def _positive_seconds(text: str) -> float:
     return value
 
 
+def _command(commands: Any, name: str, summary: str) -> argparse.ArgumentParser:
+    """A subcommand whose one-line ``summary`` is both its line in ``convbench --help`` and the
+    description of ``convbench NAME --help``. argparse %-formats help strings (a literal % must be
+    doubled there) but not descriptions, so the summary is written once, as the user reads it."""
+    return commands.add_parser(name, help=summary.replace("%", "%%"), description=summary)
+
+
 def _parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="convbench",
@@ -44,9 +53,9 @@ def _parser() -> argparse.ArgumentParser:
     parser.add_argument("--version", action="version", version=f"convbench {__version__}")
     commands = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
 
-    commands.add_parser("list", help="benchmarks, their configs, row counts and licenses")
+    _command(commands, "list", "benchmarks, their configs, row counts and licenses")
 
-    build = commands.add_parser("build", help="build a benchmark into a Hub-layout dataset folder")
+    build = _command(commands, "build", "build a benchmark into a Hub-layout dataset folder")
     build.add_argument("name", help="benchmark name (see `convbench list`)")
     build.add_argument("--out", required=True, help="folder to write (replaced if it is an earlier build)")
     build.add_argument("--sources", metavar="DIR", help="local mirror of the upstream files (default: $CONVBENCH_SOURCES, else download)")
@@ -54,7 +63,14 @@ def _parser() -> argparse.ArgumentParser:
     build.add_argument("--summarizer", metavar="SPEC", help="cocoeval: abstractive summaries by this model (default: extractive)")
     build.add_argument("--summarizer-base-url", metavar="URL", help="cocoeval: OpenAI-compatible server for --summarizer")
     build.add_argument("--no-progress", action="store_true", help="hide progress bars")
-    agree = commands.add_parser("agreement", help="judge agreement: Cohen's kappa and % agreement of two raters' NC-Bench labels")
+    install = _command(commands, "install", "make load_dataset(\"convbench/NAME\") work offline on this machine")
+    install.add_argument("name", help="benchmark name (see `convbench list`)")
+    install.add_argument("--dataset", metavar="DIR", help="a folder from `convbench build` (default: build into the cache)")
+    install.add_argument("--sources", metavar="DIR", help="upstream mirror for building the dataset")
+    install.add_argument("--force", action="store_true",
+                         help="install even beside a convbench/NAME that convbench did not install (kept, never deleted)")
+    install.add_argument("--no-progress", action="store_true", help="hide progress bars")
+    agree = _command(commands, "agreement", "judge agreement: Cohen's kappa and % agreement of two raters' NC-Bench labels")
     agree.add_argument("rater_a", help="JSON Lines: id, set, and labels or judge_output (and passed, acceptable_labels or task)")
     agree.add_argument("rater_b", help="the same rows rated by the other rater")
     agree.add_argument("--label-mode", choices=["first", "set"], default="first",
@@ -64,7 +80,7 @@ def _parser() -> argparse.ArgumentParser:
                        help="acceptable labels used when a row gives only set + task")
     agree.add_argument("--seed", type=int, default=0)
     agree.add_argument("--json", action="store_true", help="print the result as JSON")
-    run = commands.add_parser("run", help="generate, judge and score a benchmark with a model")
+    run = _command(commands, "run", "generate, judge and score a benchmark with a model")
     run.add_argument("name", choices=["nc", "nico", "cocoeval"], help="benchmark")
     run.add_argument("--config", default="all", help="nc: basic, rag, complex_request or all (default); cocoeval: a source or all")
     run.add_argument("--task", help="nico: open_domain, dialog_completion, identify_unnatural or rewrite_unnatural")
@@ -75,7 +91,7 @@ def _parser() -> argparse.ArgumentParser:
     run.add_argument("--prompt", choices=["vanilla", "taxonomy"], default="vanilla", help="cocoeval: simulation prompt")
     run.add_argument("--taxonomy", metavar="FILE", help="cocoeval: your own behaviour taxonomy (YAML)")
     run.add_argument("--model", required=True, help="generator spec: hf:<path>, openai:<model>, baseline:silence|repeat")
-    run.add_argument("--judge", help="nc: judge spec, same forms")
+    run.add_argument("--judge", help="judge spec, same forms; baseline:smoke-judge for a no-model smoke test (nc)")
     run.add_argument("--out", required=True, help="run folder for records.jsonl and results.json")
     run.add_argument("--limit", type=_positive, help="only the first N rows")
     run.add_argument("--concurrency", type=_positive, help="parallel requests for openai backends (default 8)")
@@ -84,7 +100,9 @@ def _parser() -> argparse.ArgumentParser:
     run.add_argument("--base-url", help="OpenAI-compatible server for the model (and the judge, unless --judge-base-url)")
     run.add_argument("--judge-base-url", help="OpenAI-compatible server for the judge")
     run.add_argument("--api-key-env", help="environment variable holding the API key (default OPENAI_API_KEY)")
-    run.add_argument("--timeout", type=_positive_seconds, help="seconds per request before a retry (default 120)")
+    run.add_argument("--timeout", type=_positive_seconds, help="seconds each request attempt may take in all before a retry (default 120)")
+    run.add_argument("--retry-errors", action="store_true",
+                     help="ask again the prompts that ended in a per-row error in an earlier run (default: record the error again)")
     run.add_argument("--device", help="hf backends: cpu, cuda, cuda:1... (default: cuda if available)")
     run.add_argument("--dtype", help="hf backends: float32, bfloat16, float16 or auto (default)")
     run.add_argument("--batch-size", type=_positive, help="hf backends: prompts per batch (default 8)")
@@ -96,30 +114,32 @@ def _parser() -> argparse.ArgumentParser:
     run.add_argument("--cache", metavar="FILE", help="response cache (default $CONVBENCH_CACHE/responses.sqlite)")
     run.add_argument("--no-progress", action="store_true")
 
-    report = commands.add_parser("report", help="HTML report, figures and tables from run folders")
+    report = _command(commands, "report", "HTML report, figures and tables from run folders")
     report.add_argument("rundirs", nargs="+", metavar="RUNDIR")
     report.add_argument("--out", required=True, help="folder for report.html, figures/ and tables/")
 
-    compare = commands.add_parser("compare", help="paired significance test of two NC-Bench runs on the same rows")
+    compare = _command(commands, "compare", "paired significance test of two NC-Bench runs on the same rows")
     compare.add_argument("run_a")
     compare.add_argument("run_b")
     compare.add_argument("--resamples", type=_positive, default=1000)
     compare.add_argument("--seed", type=int, default=0)
 
-    publish = commands.add_parser("publish", help="upload a built dataset (or, with `metric`, a metric Space) to the Hub")
+    publish = _command(commands, "publish", "upload a built dataset (or, with `metric`, a metric Space) to the Hub")
     publish.add_argument("what", nargs="+", metavar="NAME", help="a benchmark name, or: metric METRIC_NAME")
     publish.add_argument("--repo-id", required=True, help="ORG/NAME on the Hub")
     publish.add_argument("--folder", help="the built dataset folder (default hub/NAME)")
     publish.add_argument("--private", action="store_true")
 
-    metrics = commands.add_parser("metrics", help="install convbench's evaluate modules for offline bare-name loading")
-    metrics.add_argument("action", choices=["install"])
-    metrics.add_argument("names", nargs="*", help="metrics to install (default: all)")
+    metrics = _command(commands, "metrics", "install convbench's evaluate modules for offline bare-name loading, "
+                                            "or export self-contained copies that need no convbench")
+    metrics.add_argument("action", choices=["install", "export"])
+    metrics.add_argument("names", nargs="*", help="metrics to install or export (default: all)")
+    metrics.add_argument("--out", metavar="DIR", help="export: write DIR/NAME/ per metric (evaluate.load(\"DIR/NAME\"))")
 
-    score = commands.add_parser("score", help="re-score a run folder from its records (no model calls)")
+    score = _command(commands, "score", "re-score a run folder from its records (no model calls)")
     score.add_argument("rundir")
 
-    cache = commands.add_parser("cache", help="inspect or clear the response cache")
+    cache = _command(commands, "cache", "inspect or clear the response cache")
     cache.add_argument("action", choices=["stats", "clear"])
     cache.add_argument("--cache", metavar="FILE", help="cache file (default $CONVBENCH_CACHE/responses.sqlite)")
     cache.add_argument("--model", help="clear: only this model's entries (MODEL or BACKEND:MODEL, as stats shows)")
@@ -149,7 +169,7 @@ def _cmd_run(args: argparse.Namespace) -> None:
         dataset=args.dataset, sources=args.sources,
         backend_options=_backend_options(args, args.base_url),
         judge_options=_backend_options(args, args.judge_base_url or args.base_url),
-        progress=not args.no_progress,
+        progress=not args.no_progress, retry_errors=args.retry_errors,
     )
     _print_results(result.results, result.path)
 
@@ -166,9 +186,10 @@ def _cmd_run_cocoeval(args: argparse.Namespace) -> None:
         dataset=args.dataset, sources=args.sources, cache=args.cache,
         backend_options=_backend_options(args, args.base_url),
         judge_options=_backend_options(args, args.judge_base_url or args.base_url), progress=not args.no_progress,
+        retry_errors=args.retry_errors,
     )
     r = result.results
-    print(f"cocoeval: {r['n_compared']} of {r['n']} instances compared; excluded {r['excluded']}")
+    print(f"cocoeval: {r['n_compared']} of {r['n']} instances compared; excluded {r['excluded']}; errors: {r.get('errors', 0)}")
     if "mismatch" in r:
         print(f"  mismatch {r['mismatch']:.1f}%  (0 = human frequencies reproduced)")
         for name in r["model_mean"]:
@@ -188,9 +209,11 @@ def _cmd_run_nico(args: argparse.Namespace) -> None:
         max_new_tokens=args.max_new_tokens or 256, dataset=args.dataset, cache=args.cache,
         bertscore=bool(args.bertscore), bertscore_model=args.bertscore or "bert-base-chinese",
         backend_options=_backend_options(args, args.base_url), progress=not args.no_progress,
+        retry_errors=args.retry_errors,
     )
     scores = {k: round(v, 2) for k, v in result.results.items() if isinstance(v, float)}
-    print(f"nico {args.task} ({args.shots}-shot, {result.results['n']} examples): {json.dumps(scores, ensure_ascii=False)}")
+    print(f"nico {args.task} ({args.shots}-shot, {result.results['n']} examples, errors: {result.results.get('errors', 0)}): "
+          f"{json.dumps(scores, ensure_ascii=False)}")
     print(f"wrote {result.path}/records.jsonl and {result.path}/results.json")
 
 
@@ -199,10 +222,11 @@ def _print_results(results: dict, path: object, rescored: bool = False) -> None:
         import json
 
         scores = {k: round(v, 2) for k, v in results.items() if isinstance(v, float)}
-        print(f"{results.get('n')} examples: {json.dumps(scores, ensure_ascii=False)}")
+        print(f"{results.get('n')} examples, errors: {results.get('errors', 0)}: {json.dumps(scores, ensure_ascii=False)}")
         print(f"wrote {path}/results.json")
         return
-    print(f"accuracy {results['accuracy']:.1f}% over {results['n']} rows ({results['unparsed']} unparsed judge answers)")
+    print(f"accuracy {results['accuracy']:.1f}% over {results['n']} rows ({results['unparsed']} unparsed judge answers, "
+          f"errors: {results.get('errors', 0)})")
     for name, accuracy in results.get("per_set", {}).items():
         print(f"  {name:<20} {accuracy:6.1f}%")
     stats = results.get("stats", {})
@@ -228,7 +252,7 @@ def _cmd_compare(args: argparse.Namespace) -> None:
         raise ConvbenchError(f"convbench compare takes two NC-Bench runs; got {a.benchmark} and {b.benchmark}")
     for key in ("dataset_fingerprint", "judge", "rules"):
         if a.signature.get(key) != b.signature.get(key):
-            print(f"warning: the runs differ in {key}: {a.signature.get(key)!r} vs {b.signature.get(key)!r}", file=sys.stderr)
+            warn(f"the runs differ in {key}: {a.signature.get(key)!r} vs {b.signature.get(key)!r}")
     result = compare_nc_runs(a.records, b.records, n_resamples=args.resamples, seed=args.seed)
     print(f"{a.name} - {b.name} (accuracy points, {result['overall']['n']} rows)")
     for name, test in [("overall", result["overall"]), *result["per_set"].items(), *result["per_set_pattern"].items()]:
@@ -251,9 +275,28 @@ def _cmd_publish(args: argparse.Namespace) -> None:
     print(f"published {folder}: {publish_dataset(folder, args.repo_id, private=args.private)}")
 
 
+def _cmd_install(args: argparse.Namespace) -> None:
+    from .api import install
+
+    result = install(args.name, args.dataset, sources=args.sources, force=args.force, progress=not args.no_progress)
+    print("\n".join(result.lines()))
+
+
 def _cmd_metrics(args: argparse.Namespace) -> None:
     from .publish import install_metrics
 
+    if args.action == "export":
+        from pathlib import Path
+
+        from .standalone import export_metric, metric_names
+
+        if not args.out:
+            raise ConvbenchError("usage: convbench metrics export [NAME ...] --out DIR")
+        for name in args.names or metric_names():
+            print(f"exported {export_metric(name, Path(args.out) / name)}")
+        return
+    if args.out:
+        raise ConvbenchError("--out applies to `convbench metrics export` only")
     for path in install_metrics(args.names or None):
         print(f"installed {path}")
 
@@ -266,17 +309,30 @@ def _cmd_score(args: argparse.Namespace) -> None:
 
 
 def _cmd_cache(args: argparse.Namespace) -> None:
-    from .runner import ResponseCache
+    from .runner.cache import DamagedCacheError, ResponseCache, delete_damaged_cache
 
-    with ResponseCache(args.cache) as cache:
-        if args.action == "clear":
-            deleted = cache.clear(args.model)
-            print(f"deleted {deleted} entries from {cache.path}")
-            if deleted == 0 and args.model:
-                print(f"warning: no entries for model {args.model!r}; `convbench cache stats` lists them", file=sys.stderr)
-            return
-        stats = cache.stats()
-    print(f"{stats['path']}: {stats['entries']} entries, {stats['bytes']} bytes")
+    try:
+        with ResponseCache(args.cache) as cache:
+            if args.action == "clear":
+                deleted = cache.clear(args.model)
+                print(f"deleted {deleted} entries from {cache.path}")
+                if deleted == 0 and args.model:
+                    warn(f"no entries for model {args.model!r}; `convbench cache stats` lists them")
+                return
+            stats = cache.stats()
+    except DamagedCacheError as err:
+        # a damaged cache cannot be emptied entry by entry: `clear` deletes the file (when it is ours)
+        if args.action != "clear":
+            raise
+        if args.model:
+            raise ConvbenchError(
+                f"response cache {err.path} is damaged ({err.reason}), so one model's entries cannot be picked out; "
+                "`convbench cache clear` without --model deletes the whole file"
+            ) from None
+        files = delete_damaged_cache(err.path)
+        print(f"deleted the damaged cache {', '.join(map(str, files))}; the next run starts an empty one")
+        return
+    print(f"{stats['path']}: {stats['entries']} entries, {stats.get('errors', 0)} per-row errors, {stats['bytes']} bytes")
     for m in stats["models"]:
         print(f"  {m['backend']}:{m['model']}  {m['entries']} entries, {m['prompt_tokens']} prompt + "
               f"{m['completion_tokens']} completion tokens")
@@ -325,6 +381,7 @@ COMMANDS = {
     "report": _cmd_report,
     "publish": _cmd_publish,
     "metrics": _cmd_metrics,
+    "install": _cmd_install,
     "compare": _cmd_compare,
     "cache": _cmd_cache,
     "agreement": _cmd_agreement,
@@ -332,10 +389,19 @@ COMMANDS = {
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    args = _parser().parse_args(argv)
+    with plain_warnings():
+        return _main(argv)
+
+
+def _main(argv: Sequence[str] | None) -> int:
     try:
+        args = _parser().parse_args(argv)  # inside: `convbench --help | head -1` is a closed pipe too
         COMMANDS[args.command](args)
+        sys.stdout.flush()  # a reader that left shows here, not as a traceback at interpreter exit
     except (ConvbenchError, OSError, ValueError, sqlite3.Error) as err:
+        if isinstance(err, BrokenPipeError) and stdout_closed():  # `convbench list | head -1`: not an error
+            detach_stdout()
+            return 0
         if os.environ.get("CONVBENCH_DEBUG"):
             raise
         print(f"convbench: error: {err}", file=sys.stderr)
@@ -343,9 +409,6 @@ def main(argv: Sequence[str] | None = None) -> int:
     except KeyboardInterrupt:
         print("convbench: interrupted", file=sys.stderr)
         return 130
-    except BrokenPipeError:  # `convbench list | head`: the reader left; not an error
-        sys.stderr.close()
-        return 0
     return 0
 
 

@@ -35,3 +35,10 @@ class DataFormatError(ConvbenchError):
 
 class BuildError(ConvbenchError):
     """A build cannot proceed (unknown benchmark or config, unsafe output folder...)."""
+
+
+class MetricInputError(ConvbenchError, TypeError, ValueError):
+    """A metric's input is unusable (missing, wrong type, out of range, too long); names the row and field.
+
+    Also a TypeError and a ValueError, the built-ins the metrics raised before, so callers catching
+    those keep working."""

@@ -78,18 +78,17 @@ def publish_dataset(folder: str | os.PathLike[str], repo_id: str, *, private: bo
 
 
 def metric_space_files(name: str, repo_id: str) -> dict[str, bytes]:
-    """The files of an evaluate Space for one of convbench's metrics."""
-    folder = bundled_dir("metrics") / name
-    if not (folder / f"{name}.py").is_file():
-        raise ConvbenchError(f"no convbench metric {name!r} in {folder.parent}")
-    card = (folder / "README.md").read_text(encoding="utf-8")
+    """The files of an evaluate Space for one of convbench's metrics: its self-contained module
+    (:mod:`convbench_datasets.standalone`: the scoring code copied in, PyPI requirements only), the
+    card with the Space's header, and the widget app."""
+    from .standalone import standalone_metric_files
+
+    files = standalone_metric_files(name)
+    card = files["README.md"].decode("utf-8")
     body = card.split("---\n", 2)[2] if card.startswith("---\n") else card
-    return {
-        f"{name}.py": (folder / f"{name}.py").read_bytes(),
-        "README.md": (SPACE_HEADER.format(name=name) + body).encode("utf-8"),
-        "requirements.txt": (folder / "requirements.txt").read_bytes(),
-        "app.py": SPACE_APP.format(repo_id=repo_id).encode("utf-8"),
-    }
+    files["README.md"] = (SPACE_HEADER.format(name=name) + body).encode("utf-8")
+    files["app.py"] = SPACE_APP.format(repo_id=repo_id).encode("utf-8")
+    return files
 
 
 def publish_metric(name: str, repo_id: str, *, private: bool = False) -> str:

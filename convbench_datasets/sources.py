@@ -9,6 +9,8 @@ digest. :func:`fetch` resolves it:
 2. otherwise the download cache (``CONVBENCH_CACHE``, default ``~/.cache/convbench``): a cached file is
    re-hashed before use; a missing or corrupt one is downloaded to a temporary file beside it and moved
    into place only once its digest matches, so a failed or interrupted download leaves nothing behind.
+   A process killed mid-download cannot remove its temporary file, so the temporary file's name
+   carries the writer's host and PID and the next fetch of that file removes it once that writer is dead.
 
 Example:
     >>> src = SourceFile("demo/hello.txt", "https://example.org/hello.txt", "0" * 64)
@@ -21,7 +23,10 @@ from __future__ import annotations
 import hashlib
 import http.client
 import os
+import re
+import socket
 import tempfile
+import time
 import urllib.error
 import urllib.request
 from dataclasses import dataclass
@@ -31,7 +36,10 @@ from .errors import ChecksumError, MissingSourceError, SourceError
 
 SOURCES_ENV = "CONVBENCH_SOURCES"
 CACHE_ENV = "CONVBENCH_CACHE"
+STALE_AFTER_S = 24 * 3600  # a temporary download file untouched this long has no live writer
 _CHUNK = 1 << 20
+# In temporary file names, so that a process sharing the cache from another host is never taken for dead.
+_HOST = re.sub(r"[^A-Za-z0-9-]", "-", socket.gethostname()) or "host"
 
 
 @dataclass(frozen=True)
@@ -107,7 +115,8 @@ def _from_cache_or_origin(source: SourceFile, path: Path, progress: bool, timeou
     if path.is_file() and sha256_of(path) == source.sha256:
         return path
     path.parent.mkdir(parents=True, exist_ok=True)
-    fd, tmp_name = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".partial", dir=path.parent)
+    _remove_stale_partials(path)
+    fd, tmp_name = tempfile.mkstemp(prefix=f".{path.name}.{_HOST}.{os.getpid()}.", suffix=".partial", dir=path.parent)
     tmp = Path(tmp_name)
     try:
         with os.fdopen(fd, "wb") as out:
@@ -120,6 +129,44 @@ def _from_cache_or_origin(source: SourceFile, path: Path, progress: bool, timeou
         tmp.unlink(missing_ok=True)
         raise
     return path
+
+
+def _remove_stale_partials(path: Path) -> None:
+    """Delete the temporary files of earlier downloads of ``path`` whose writer is gone.
+
+    Only names this module makes (``.NAME.HOST.PID.XXXXXXXX.partial``, or ``.NAME.XXXXXXXX.partial``
+    from before the PID was recorded) are considered. One is stale when its writer's PID no longer
+    runs on this host, or when nothing has written to it for :data:`STALE_AFTER_S` (a live download
+    writes at least once per read timeout; this also covers other hosts sharing the cache, and PIDs
+    reused by another program). A concurrent download's file is therefore never removed.
+    """
+    pattern = re.compile(
+        rf"\.{re.escape(path.name)}\.(?:(?P<host>[A-Za-z0-9-]+)\.(?P<pid>[0-9]+)\.)?[a-z0-9_]{{8}}\.partial"
+    )
+    now = time.time()
+    for entry in os.scandir(path.parent):
+        match = pattern.fullmatch(entry.name)
+        if match is None or not entry.is_file(follow_symlinks=False):
+            continue
+        try:
+            idle = now - entry.stat(follow_symlinks=False).st_mtime
+            writer_gone = match["host"] == _HOST and not _pid_alive(int(match["pid"]))
+            if writer_gone or idle > STALE_AFTER_S:
+                os.unlink(entry.path)
+        except FileNotFoundError:
+            pass  # another fetch removed it (or its writer finished) meanwhile
+
+
+def _pid_alive(pid: int) -> bool:
+    if os.name == "nt":  # os.kill(pid, 0) would terminate the process there; rely on age alone
+        return True
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:  # alive, another user's
+        return True
+    return True
 
 
 def _download(source: SourceFile, out, progress: bool, timeout: float) -> str:

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import os
 import tempfile
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -15,6 +16,24 @@ os.environ.setdefault("HF_DATASETS_OFFLINE", "1")
 os.environ.setdefault("HF_EVALUATE_OFFLINE", "1")
 # Builds and responses made by tests stay out of the user's own convbench cache.
 os.environ.setdefault("CONVBENCH_CACHE", tempfile.mkdtemp(prefix="convbench-test-cache-"))
+
+
+SOURCES_SKIP = "sources unavailable"  # in the reason of every skip for missing upstream data, counted at the end
+
+
+@pytest.hookimpl(wrapper=True, tryfirst=True)
+def pytest_terminal_summary(terminalreporter: pytest.TerminalReporter) -> Iterator[None]:
+    """Say how many tests did not run for want of upstream data, and how to run them (README, Set-up).
+    The outermost wrapper, so that it comes after pytest's own short summary, just above the counts."""
+    result = yield
+    missing = [r for r in terminalreporter.stats.get("skipped", [])
+               if isinstance(r.longrepr, tuple) and SOURCES_SKIP in str(r.longrepr[2])]
+    if missing:
+        plural = "" if len(missing) == 1 else "s"
+        terminalreporter.write_sep("=", f"{len(missing)} test{plural} skipped: upstream {SOURCES_SKIP}", yellow=True)
+        terminalreporter.write_line("set CONVBENCH_SOURCES=DIR to a mirror of the upstream files (README: Upstream "
+                                    "sources), or give the machine network, to run them")
+    return result
 
 
 def _mirror_or_download(sources: list, what: str, cache: Path) -> Path:
@@ -31,7 +50,7 @@ def _mirror_or_download(sources: list, what: str, cache: Path) -> Path:
     except ChecksumError:
         raise  # the origin served other bytes than pinned: a real failure, not a missing network
     except SourceError as err:
-        pytest.skip(f"{what} sources unavailable: no CONVBENCH_SOURCES mirror and no network ({err})")
+        pytest.skip(f"{what} {SOURCES_SKIP}: no CONVBENCH_SOURCES mirror and no network ({err})")
     return cache / "sources"
 
 

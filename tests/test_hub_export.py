@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import filecmp
+import json
 import re
 from pathlib import Path
 
@@ -24,7 +25,7 @@ def _card_header(folder: Path) -> dict:
 def test_layout(nc_built: Path) -> None:
     files = sorted(str(p.relative_to(nc_built)) for p in nc_built.rglob("*") if p.is_file())
     assert files == [
-        "LICENSE", "README.md",
+        ".convbench-build", "LICENSE", "README.md",
         "basic/test-00000-of-00001.parquet",
         "complex_request/test-00000-of-00001.parquet",
         "rag/test-00000-of-00001.parquet",
@@ -82,7 +83,11 @@ def test_rebuild_is_byte_identical(nc_built: Path, nc_sources: Path, tmp_path: P
 def test_an_earlier_build_is_replaced_but_other_folders_are_refused(nc_sources: Path, tmp_path: Path) -> None:
     out = tmp_path / "nc"
     build("nc", out, sources=nc_sources, progress=False)
+    # A file an older build wrote (listed in its marker) is removed; tests/test_out_folder.py covers
+    # the folders that are refused in detail.
+    marker = json.loads((out / ".convbench-build").read_text())
     (out / "stale.txt").write_text("from an older build")
+    (out / ".convbench-build").write_text(json.dumps({**marker, "files": marker["files"] + ["stale.txt"]}))
     build("nc", out, sources=nc_sources, progress=False)
     assert not (out / "stale.txt").exists()
 

@@ -4,14 +4,18 @@ from __future__ import annotations
 
 import hashlib
 import http.server
+import os
+import subprocess
+import sys
 import threading
+import time
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
 from convbench_datasets.errors import ChecksumError, MissingSourceError, SourceError
-from convbench_datasets.sources import SourceFile, fetch
+from convbench_datasets.sources import _HOST, STALE_AFTER_S, SourceFile, fetch
 
 PAYLOAD = b"line one\nline two\n" * 1000
 PAYLOAD_SHA = hashlib.sha256(PAYLOAD).hexdigest()
@@ -19,11 +23,16 @@ PAYLOAD_SHA = hashlib.sha256(PAYLOAD).hexdigest()
 
 class _Handler(http.server.BaseHTTPRequestHandler):
     hits: list[str] = []
+    release = threading.Event()  # ends /slow.txt's stall
 
     def do_GET(self) -> None:  # noqa: N802 (http.server's naming)
         self.hits.append(self.path)
         if self.path == "/good.txt":
             self._send(PAYLOAD, len(PAYLOAD))
+        elif self.path == "/slow.txt":  # a download in progress: some bytes, then a stall
+            self._send(PAYLOAD[:100], len(PAYLOAD))
+            self.wfile.flush()
+            self.release.wait(30)
         elif self.path == "/truncated.txt":
             self._send(PAYLOAD[:100], len(PAYLOAD))  # promises more than it sends, then closes
         else:
@@ -42,10 +51,12 @@ class _Handler(http.server.BaseHTTPRequestHandler):
 @pytest.fixture()
 def server() -> Iterator[str]:
     _Handler.hits = []
+    _Handler.release = threading.Event()
     httpd = http.server.ThreadingHTTPServer(("127.0.0.1", 0), _Handler)
     thread = threading.Thread(target=httpd.serve_forever, daemon=True)
     thread.start()
     yield f"http://127.0.0.1:{httpd.server_address[1]}"
+    _Handler.release.set()
     httpd.shutdown()
     httpd.server_close()
 
@@ -127,3 +138,63 @@ def test_http_error_names_the_url(server: str, tmp_path: Path, monkeypatch: pyte
         fetch(src, cache_dir=tmp_path, progress=False)
     assert f"{server}/nope.txt" in str(err.value) and "CONVBENCH_SOURCES" in str(err.value)
     assert _files(tmp_path) == []
+
+
+def _dead_pid() -> int:
+    """The PID of a process that has exited (and been reaped)."""
+    done = subprocess.Popen([sys.executable, "-c", "pass"])
+    done.wait()
+    return done.pid
+
+
+def test_stale_partials_of_the_file_are_removed_on_download(
+    server: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.delenv("CONVBENCH_SOURCES", raising=False)
+    folder = tmp_path / "sources" / "demo"
+    folder.mkdir(parents=True)
+    dead, live = _dead_pid(), os.getpid()
+    stale = [
+        f".good.txt.{_HOST}.{dead}.abcd1234.partial",  # its writer was killed on this host
+        ".good.txt.abcd1234.partial",  # the naming before PIDs were recorded, untouched for a day
+        f".good.txt.otherhost.{dead}.abcd1234.partial",  # another host's, untouched for a day
+    ]
+    kept = [
+        f".good.txt.{_HOST}.{live}.abcd1234.partial",  # a concurrent download in this process
+        ".good.txt.efgh5678.partial",  # old naming, written to just now: maybe a live writer
+        f".good.txt.otherhost.{dead}.efgh5678.partial",  # another host's PIDs mean nothing here
+        f".other.txt.{_HOST}.{dead}.abcd1234.partial",  # another file's: cleaned when that file is fetched
+        "notes.good.txt.partial",  # not a name the downloader makes
+    ]
+    for name in stale + kept:
+        (folder / name).write_bytes(b"half")
+    day_old = time.time() - STALE_AFTER_S - 60
+    for name in stale[1:]:
+        os.utime(folder / name, (day_old, day_old))
+
+    path = fetch(SourceFile("demo/good.txt", f"{server}/good.txt", PAYLOAD_SHA), cache_dir=tmp_path, progress=False)
+    assert sorted(p.name for p in folder.iterdir()) == sorted([path.name, *kept])
+
+
+def test_download_killed_midway_leaves_nothing_after_the_next_fetch(
+    server: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.delenv("CONVBENCH_SOURCES", raising=False)
+    code = (
+        "import sys\n"
+        "from convbench_datasets.sources import SourceFile, fetch\n"
+        "fetch(SourceFile('demo/good.txt', sys.argv[1], sys.argv[2]), cache_dir=sys.argv[3], progress=False)\n"
+    )
+    env = {k: v for k, v in os.environ.items() if k != "CONVBENCH_SOURCES"}
+    writer = subprocess.Popen([sys.executable, "-c", code, f"{server}/slow.txt", PAYLOAD_SHA, str(tmp_path)], env=env)
+    folder = tmp_path / "sources" / "demo"
+    deadline = time.monotonic() + 60
+    while not (folder.is_dir() and any(folder.glob(".good.txt.*.partial"))):
+        assert writer.poll() is None and time.monotonic() < deadline, "the download never started"
+        time.sleep(0.05)
+    writer.kill()  # SIGKILL: no except or finally block runs
+    writer.wait()
+    assert len(list(folder.glob(".good.txt.*.partial"))) == 1  # what the killed download left
+
+    path = fetch(SourceFile("demo/good.txt", f"{server}/good.txt", PAYLOAD_SHA), cache_dir=tmp_path, progress=False)
+    assert _files(tmp_path) == [path]  # the README's promise: nothing left behind

@@ -75,6 +75,7 @@ def build(sources_dir: str | os.PathLike[str] | None = None, progress: bool = Tr
         card_fields=_card_fields(configs, counts, data_dir is not None),
         union_configs={ALL: [c.name for c in configs]},
         default_config=ALL,
+        extra_files={"LICENSE.md": bundled_dir("cards") / NAME / "LICENSE.md"},  # the card's license_link
     )
 
 
@@ -98,8 +99,13 @@ def abstractive_summaries(rows: list[dict[str, Any]], earlier: list[list[dict[st
         history="\n".join(f"{t['speaker']}: {t['utterance']}" for t in turns))}] for row, turns in todo]
     backend = backend_from_spec(spec, **options)
     with ResponseCache() as cache:
-        answers = complete(backend, prompts, GenerationParams(max_new_tokens=300), cache, desc="summarise", progress=progress)
+        # a build asks again what failed before: a dataset cannot keep a hole where a summary belongs
+        answers = complete(backend, prompts, GenerationParams(max_new_tokens=300), cache, desc="summarise",
+                           progress=progress, retry_errors=True)
     backend.close()
+    for (row, _), answer in zip(todo, answers.generations):
+        if answer.error is not None:
+            raise BuildError(f"cocoeval row {row['id']}: the summarizer {backend.spec} gave no summary: {answer.error}")
     for (row, turns), answer in zip(todo, answers.generations):
         row["summary"] = answer.text.strip()
         row["summary_method"] = f"abstractive: {backend.spec}, from the last {len(turns)} turns before the history"

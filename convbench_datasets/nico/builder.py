@@ -85,6 +85,7 @@ def build(
         card_template=bundled_dir("cards") / NAME / "README.md",
         card_fields=_card_fields(files, data_dir is None, configs),
         default_config="dialogs",
+        extra_files={"LICENSE.md": bundled_dir("cards") / NAME / "LICENSE.md"},  # the card's license_link
     )
 
 

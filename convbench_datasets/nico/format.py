@@ -24,12 +24,12 @@ Every problem raises :class:`DataFormatError` naming the file, line and field.
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 from typing import Any
 
 from .._resources import read_yaml
 from ..errors import DataFormatError
+from ..jsonfiles import read_jsonl
 
 SPLITS = ("train", "validation", "test")
 EDIT_KINDS = ("unnatural", "ungrammatical")
@@ -48,18 +48,7 @@ def read_dialogues(path: Path, split: str | None = None) -> list[dict[str, Any]]
 
     ``split``: the split the file stands for (a file named train/validation/test.jsonl), if any.
     """
-    dialogues = []
-    with open(path, encoding="utf-8") as f:
-        for lineno, line in enumerate(f, start=1):
-            if not line.strip():
-                continue
-            where = f"{path.name} line {lineno}"
-            try:
-                record = json.loads(line)
-            except json.JSONDecodeError as err:
-                raise DataFormatError(f"{where}: not valid JSON ({err.msg})") from err
-            dialogues.append(validate_dialogue(record, where, split))
-    return dialogues
+    return [validate_dialogue(record, f"{path.name} line {lineno}", split) for lineno, record in read_jsonl(path)]
 
 
 def validate_dialogue(record: Any, where: str, file_split: str | None = None) -> dict[str, Any]:

@@ -1,49 +1,67 @@
-"""Report figures as matplotlib Figures (drawn off-screen), from the report tables."""
+"""Report figures as matplotlib Figures, from the report tables.
+
+Figures are ``matplotlib.figure.Figure`` objects with an Agg canvas of their own: building one never
+calls ``matplotlib.use`` nor goes through ``pyplot``, so the caller's backend (a notebook's inline or
+widget backend, a GUI) is left as it was, and no figure is kept open by pyplot.
+
+A missing value (a pattern a run has no rows for, NaN or None in the table) is drawn as missing: no
+bar, and the word ``n/a`` where the bar would start. A 0 bar would read as "scored, and failed all".
+"""
 
 from __future__ import annotations
 
 from typing import Any
 
+MISSING = "n/a"
 
-def _pyplot() -> Any:
-    import matplotlib
 
-    matplotlib.use("Agg")  # no display: figures are files and inline images
-    import matplotlib.pyplot as plt
+def _figure(width: float, height: float) -> Any:
+    from matplotlib.backends.backend_agg import FigureCanvasAgg
+    from matplotlib.figure import Figure
 
-    return plt
+    fig = Figure(figsize=(width, height))
+    FigureCanvasAgg(fig)  # off-screen; savefig to PNG or SVG needs no display and no backend switch
+    return fig
 
 
 def grouped_bars(frame: Any, title: str, xlabel: str, errors: Any = None) -> Any:
     """Horizontal bars grouped by row (labels read easily), one colour per column (models), with
-    optional (low, high) whiskers per column."""
-    plt = _pyplot()
+    optional (low, high) whiskers per column. Missing values get no bar and an ``n/a`` label."""
     import numpy as np
+    from matplotlib.patches import Patch
 
     labels = [" / ".join(map(str, i)) if isinstance(i, tuple) else str(i) for i in frame.index]
     columns = list(frame.columns)
     height = 0.8 / max(len(columns), 1)
     y = np.arange(len(labels))
-    fig, ax = plt.subplots(figsize=(9.0, max(3.0, 0.28 * len(labels) * max(len(columns), 1) + 1.2)))
+    fig = _figure(9.0, max(3.0, 0.28 * len(labels) * max(len(columns), 1) + 1.2))
+    ax = fig.subplots()
+    handles = []
     for k, column in enumerate(columns):
-        values = frame[column].astype(float).fillna(0.0).to_numpy()
+        colour = f"C{k}"
+        values = frame[column].astype(float).to_numpy()  # None becomes NaN: missing, never 0
+        present = ~np.isnan(values)
+        offsets = y + (k - (len(columns) - 1) / 2) * height
         xerr = None
         if errors is not None and column in errors:
-            low, high = errors[column]
-            xerr = np.vstack([np.maximum(values - low, 0), np.maximum(high - values, 0)])
-        ax.barh(y + (k - (len(columns) - 1) / 2) * height, values, height, label=str(column), xerr=xerr, capsize=2)
+            low, high = (np.asarray(e, dtype=float) for e in errors[column])
+            xerr = np.vstack([np.maximum(values - low, 0), np.maximum(high - values, 0)])[:, present]
+        ax.barh(offsets[present], values[present], height, color=colour, xerr=xerr, capsize=2)
+        for position in offsets[~present]:
+            ax.text(0, position, f" {MISSING}", va="center", ha="left", fontsize=7, color=colour)
+        handles.append(Patch(color=colour, label=str(column)))  # in the legend even when all is missing
     ax.set_yticks(y, labels, fontsize=8)
     ax.invert_yaxis()  # first row on top, as in the tables
     ax.set_xlabel(xlabel)
     ax.set_title(title)
-    ax.legend(fontsize=8, loc="best")
+    ax.legend(handles=handles, fontsize=8, loc="best")
     fig.tight_layout()
     return fig
 
 
 def nc_figure(table: Any) -> Any:
     patterns = table[[p != "Overall" for _, p in table.index]]
-    fig = grouped_bars(patterns, "NC-Bench accuracy per pattern (missing: not scored)", "accuracy (%)")
+    fig = grouped_bars(patterns, f"NC-Bench accuracy per pattern ({MISSING}: not scored)", "accuracy (%)")
     fig.axes[0].set_xlim(0, 100)
     return fig
 

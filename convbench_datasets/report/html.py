@@ -19,7 +19,7 @@ from typing import Any
 
 from .._version import __version__
 from ..scoring.paired import compare_nc_runs
-from .figures import cocoeval_figure, nc_figure
+from .figures import MISSING, cocoeval_figure, nc_figure
 from .runs import Run, load_runs
 from .tables import cocoeval_table, nc_failures, nc_table, nico_table
 
@@ -42,8 +42,12 @@ def markdown_table(frame: Any) -> str:
 
 
 def _cell(value: Any) -> str:
+    import pandas as pd
+
+    if pd.api.types.is_scalar(value) and pd.isna(value):
+        return MISSING  # None, NaN, pd.NA: not scored (an interval not computed), never 0 nor "None"
     if isinstance(value, float):
-        return "" if value != value else f"{value:.2f}"  # NaN: not scored
+        return f"{value:.2f}"
     return str(value).replace("|", "\\|")
 
 
@@ -68,9 +72,6 @@ def _save_figure(fig: Any, folder: Path, name: str) -> str:
     buffer = io.BytesIO()
     fig.savefig(buffer, format="png", dpi=110, metadata={"Software": None})
     (folder / f"{name}.png").write_bytes(buffer.getvalue())
-    import matplotlib.pyplot as plt
-
-    plt.close(fig)
     return "data:image/png;base64," + base64.b64encode(buffer.getvalue()).decode("ascii")
 
 
@@ -161,6 +162,14 @@ def _cocoeval_section(runs: list[Run], out: Path) -> list[str]:
     return parts
 
 
+def errors_note(runs: list[Run]) -> str:
+    """Each run's per-row errors (requests that failed for good): counted apart, and failures in the scores."""
+    counts = "; ".join(f"{html.escape(r.name)}: {r.results.get('errors', 0)} of {r.results.get('n', len(r.records))} rows"
+                       for r in runs)
+    return (f"<p class='errors'>Per-row errors (requests refused or without a usable answer; they count as "
+            f"failures, or for CoCoEval as excluded instances): {counts}.</p>")
+
+
 SECTIONS = {"nc": _nc_section, "nico": _nico_section, "cocoeval": _cocoeval_section}
 
 
@@ -176,6 +185,7 @@ def write_report(paths: list[str | os.PathLike[str]], out: str | os.PathLike[str
         chosen = [r for r in runs if r.benchmark == benchmark]
         if chosen:
             parts += section(chosen, folder)
+            parts.append(errors_note(chosen))
     parts.append("<h2>Signatures</h2>")
     for run in runs:
         signature = json.dumps(run.signature, indent=2, ensure_ascii=False)

@@ -2,13 +2,13 @@
 
 from __future__ import annotations
 
-import json
 import os
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 from ..errors import ConvbenchError
+from ..runner.run_folder import check_complete, read_folder
 
 
 @dataclass
@@ -31,8 +31,8 @@ def load_runs(paths: list[str | os.PathLike[str]]) -> list[Run]:
         results_path, records_path = path / "results.json", path / "records.jsonl"
         if not results_path.is_file() or not records_path.is_file():
             raise ConvbenchError(f"{path} is not a run folder (results.json and records.jsonl are needed)")
-        results = json.loads(results_path.read_text(encoding="utf-8"))
-        records = [json.loads(line) for line in records_path.read_text(encoding="utf-8").splitlines() if line.strip()]
+        _, records, results = read_folder(path)  # the runner's reader: bad JSON is an error naming file and line
+        check_complete(records, results, path)  # a folder that lost rows would compare unlike with unlike
         signature = results.get("signature", {})
         runs.append(Run(signature.get("model", path.name), path, signature.get("benchmark", "nc"), results, records))
     names = [r.name for r in runs]

@@ -4,6 +4,10 @@ The key hashes the backend's identity (kind, model, server URL or dtype: never a
 messages and the generation parameters. Each answer is committed as soon as it arrives (WAL mode,
 so several processes can read and write one cache), which is what makes a killed run resumable.
 
+Per-row errors (a prompt the server refused, a reply with no usable answer: ``Generation.permanent``)
+are kept in a table of their own, ``errors``, so that a rerun records them again without asking;
+they are never returned as answers, and an answer stored later for the same key replaces its error.
+
 Example:
     >>> import tempfile, os
     >>> cache = ResponseCache(os.path.join(tempfile.mkdtemp(), "responses.sqlite"))
@@ -15,18 +19,111 @@ Example:
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import json
 import os
 import sqlite3
 import time
-from collections.abc import Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Mapping, Sequence
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
 from ..errors import ConvbenchError
 from ..sources import default_cache_dir
 from .backends.base import Generation
+
+# A convbench cache says so in its SQLite header (PRAGMA application_id, bytes 68-71), so that
+# `convbench cache clear` can recognise one even when the rest of the file is damaged. "CBRC".
+APPLICATION_ID = 0x43425243
+_SQLITE_MAGIC = b"SQLite format 3\x00"
+# The files SQLite keeps beside a database; they belong to it and go when it goes.
+_SIDECARS = ("-wal", "-shm", "-journal")
+# sqlite3 result codes (primary, low byte) that mean the file itself is unreadable
+_SQLITE_CORRUPT, _SQLITE_NOTADB = 11, 26
+
+
+class DamagedCacheError(ConvbenchError):
+    """The cache file cannot be read as an SQLite database: corrupt, truncated, or not SQLite at all."""
+
+    def __init__(self, path: Path, reason: str) -> None:
+        self.path, self.reason = path, reason
+        if is_recognisable_cache(path):
+            where = "" if _is_default(path) else f" --cache {path}"
+            super().__init__(
+                f"response cache {path} is damaged ({reason}); `convbench cache clear{where}` deletes it "
+                "(its answers will be asked again), or use --cache OTHER_FILE"
+            )
+        else:
+            super().__init__(
+                f"response cache {path} cannot be read ({reason}): damaged, or not a convbench cache, so convbench "
+                "will not delete it; use --cache OTHER_FILE"
+            )
+
+
+_Method = TypeVar("_Method", bound=Callable[..., Any])
+
+
+def _names_damage(method: _Method) -> _Method:
+    """Turn SQLite's path-less 'database disk image is malformed' into a DamagedCacheError naming the file."""
+
+    @functools.wraps(method)
+    def wrapper(self: ResponseCache, *args: Any, **kwargs: Any) -> Any:
+        try:
+            return method(self, *args, **kwargs)
+        except sqlite3.DatabaseError as err:
+            if not _is_damage(err):
+                raise
+            raise DamagedCacheError(self.path, str(err)) from err
+
+    return wrapper  # type: ignore[return-value]
+
+
+def _is_damage(err: sqlite3.DatabaseError) -> bool:
+    code = getattr(err, "sqlite_errorcode", None)  # Python 3.11+
+    if code is not None:
+        return code & 0xFF in (_SQLITE_CORRUPT, _SQLITE_NOTADB)
+    return "malformed" in str(err) or "not a database" in str(err)
+
+
+def _is_default(path: Path) -> bool:
+    return path.resolve() == default_cache_path().resolve()
+
+
+def is_recognisable_cache(path: str | os.PathLike[str]) -> bool:
+    """Whether ``path`` is convbench's: at the default cache location, or an SQLite header with convbench's id.
+
+    Only the header's first 100 bytes are read, so a cache damaged further in is still recognised.
+    """
+    path = Path(path)
+    if _is_default(path):
+        return True
+    try:
+        with open(path, "rb") as f:
+            header = f.read(100)
+    except OSError:
+        return False
+    return header.startswith(_SQLITE_MAGIC) and len(header) == 100 and int.from_bytes(header[68:72], "big") == APPLICATION_ID
+
+
+def delete_damaged_cache(path: str | os.PathLike[str]) -> list[Path]:
+    """Delete a cache file and SQLite's -wal/-shm/-journal files beside it; returns those deleted.
+
+    Refuses (ConvbenchError) a file that is not recognisably convbench's (see
+    :func:`is_recognisable_cache`): a path the user gave may be their own file.
+    """
+    path = Path(path)
+    if not is_recognisable_cache(path):
+        raise ConvbenchError(
+            f"{path} is not recognisably a convbench response cache (no convbench SQLite header, not the default "
+            "location); not deleting it: delete it yourself if it is one, or use --cache OTHER_FILE"
+        )
+    deleted = []
+    for candidate in [path, *(path.with_name(path.name + suffix) for suffix in _SIDECARS)]:
+        if candidate.is_file():
+            candidate.unlink()
+            deleted.append(candidate)
+    return deleted
 
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS responses (
@@ -40,6 +137,23 @@ CREATE TABLE IF NOT EXISTS responses (
     created REAL NOT NULL
 )
 """
+_ERRORS_SCHEMA = """
+CREATE TABLE IF NOT EXISTS errors (
+    key TEXT PRIMARY KEY,
+    backend TEXT NOT NULL,
+    model TEXT NOT NULL,
+    error TEXT NOT NULL,
+    finish_reason TEXT,
+    created REAL NOT NULL
+)
+"""
+
+
+def _chunks(keys: Iterable[str], size: int = 500) -> Iterable[list[str]]:
+    """Unique keys in groups small enough for one SQL ``IN (...)``."""
+    unique = list(dict.fromkeys(keys))
+    for start in range(0, len(unique), size):
+        yield unique[start : start + size]
 
 
 def default_cache_path() -> Path:
@@ -59,35 +173,100 @@ class ResponseCache:
         self.path.parent.mkdir(parents=True, exist_ok=True)
         # autocommit (isolation_level=None): each put is durable on its own
         self._db = sqlite3.connect(self.path, timeout=60, isolation_level=None, check_same_thread=False)
-        self._db.execute("PRAGMA journal_mode=WAL")
+        try:
+            self._open()
+        except BaseException:
+            self._db.close()
+            raise
+
+    @_names_damage
+    def _open(self) -> None:
+        """Check the file is a convbench cache (or new) before writing anything to it, then set it up."""
         self._db.execute("PRAGMA busy_timeout=60000")
+        application_id = self._db.execute("PRAGMA application_id").fetchone()[0]  # a non-SQLite file fails here
+        if application_id != APPLICATION_ID:
+            self._check_unmarked()
+            # before WAL mode, so the mark lands in the main file's header, where delete_damaged_cache reads it
+            self._db.execute(f"PRAGMA application_id={APPLICATION_ID}")
+        self._db.execute(_SCHEMA)
+        self._upgrade()
+        self._db.execute("PRAGMA journal_mode=WAL")
         # WAL + NORMAL: a committed answer survives a killed process (not a power cut) without an fsync each
         self._db.execute("PRAGMA synchronous=NORMAL")
-        self._db.execute(_SCHEMA)
 
+    def _check_unmarked(self) -> None:
+        """An unmarked file must be new (no tables) or a cache from before the mark; never another program's database."""
+        tables = {name for (name,) in self._db.execute("SELECT name FROM sqlite_master WHERE type = 'table'")}
+        if not tables:
+            return
+        columns = {row[1] for row in self._db.execute("PRAGMA table_info(responses)")}
+        if {"key", "backend", "model", "response"} <= columns:
+            return
+        raise ConvbenchError(
+            f"{self.path} is an SQLite database but not a convbench response cache (tables: {', '.join(sorted(tables))}); "
+            "use --cache OTHER_FILE"
+        )
+
+    def _upgrade(self) -> None:
+        """Bring a cache written by an earlier version up to this one's tables (answers are kept)."""
+        columns = {row[1] for row in self._db.execute("PRAGMA table_info(responses)")}
+        if "finish_reason" not in columns:
+            try:
+                self._db.execute("ALTER TABLE responses ADD COLUMN finish_reason TEXT")
+            except sqlite3.OperationalError as err:  # another process added it first
+                if "duplicate column" not in str(err):
+                    raise
+        self._db.execute(_ERRORS_SCHEMA)
+
+    @_names_damage
     def get_many(self, keys: Iterable[str]) -> dict[str, Generation]:
+        """The stored answers among ``keys`` (per-row errors are not answers: see :meth:`get_errors`)."""
         found: dict[str, Generation] = {}
-        unique = list(dict.fromkeys(keys))
-        for start in range(0, len(unique), 500):
-            chunk = unique[start : start + 500]
+        for chunk in _chunks(keys):
             rows = self._db.execute(
-                "SELECT key, response, prompt_tokens, completion_tokens, seconds FROM responses "
+                "SELECT key, response, prompt_tokens, completion_tokens, seconds, finish_reason FROM responses "
                 f"WHERE key IN ({','.join('?' * len(chunk))})",
                 chunk,
             )
-            for key, text, prompt_tokens, completion_tokens, seconds in rows:
-                found[key] = Generation(text, prompt_tokens, completion_tokens, seconds)
+            for key, text, prompt_tokens, completion_tokens, seconds, finish_reason in rows:
+                found[key] = Generation(text, prompt_tokens, completion_tokens, seconds, finish_reason=finish_reason)
         return found
 
+    @_names_damage
+    def get_errors(self, keys: Iterable[str]) -> dict[str, Generation]:
+        """The per-row errors stored among ``keys``, as failed (permanent) generations."""
+        found: dict[str, Generation] = {}
+        for chunk in _chunks(keys):
+            rows = self._db.execute(
+                f"SELECT key, error, finish_reason FROM errors WHERE key IN ({','.join('?' * len(chunk))})", chunk
+            )
+            for key, error, finish_reason in rows:
+                found[key] = Generation("", error=error, finish_reason=finish_reason, permanent=True)
+        return found
+
+    @_names_damage
     def put(self, key: str, identity: Mapping[str, Any], generation: Generation) -> None:
         if generation.error is not None:
-            raise ValueError("failed generations are not cached: a rerun must retry them")
+            raise ValueError("failed generations are not cached as answers: see put_error for per-row errors")
         self._db.execute(
-            "INSERT OR REPLACE INTO responses VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+            "INSERT OR REPLACE INTO responses (key, backend, model, response, prompt_tokens, completion_tokens, "
+            "seconds, created, finish_reason) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
             (key, identity["kind"], identity["model"], generation.text, generation.prompt_tokens,
-             generation.completion_tokens, generation.seconds, time.time()),
+             generation.completion_tokens, generation.seconds, time.time(), generation.finish_reason),
+        )
+        self._db.execute("DELETE FROM errors WHERE key = ?", (key,))  # an answer supersedes an earlier error
+
+    @_names_damage
+    def put_error(self, key: str, identity: Mapping[str, Any], generation: Generation) -> None:
+        """Store a per-row error so that reruns record it without asking (``--retry-errors`` asks again)."""
+        if generation.error is None or not generation.permanent:
+            raise ValueError("only per-row (permanent) errors are stored: other failures must be retried by a rerun")
+        self._db.execute(
+            "INSERT OR REPLACE INTO errors (key, backend, model, error, finish_reason, created) VALUES (?, ?, ?, ?, ?, ?)",
+            (key, identity["kind"], identity["model"], generation.error, generation.finish_reason, time.time()),
         )
 
+    @_names_damage
     def stats(self) -> dict[str, Any]:
         rows = self._db.execute(
             "SELECT backend, model, COUNT(*), SUM(prompt_tokens), SUM(completion_tokens) FROM responses "
@@ -96,6 +275,7 @@ class ResponseCache:
         return {
             "path": str(self.path),
             "entries": sum(r[2] for r in rows),
+            "errors": self._db.execute("SELECT COUNT(*) FROM errors").fetchone()[0],
             "bytes": self.path.stat().st_size if self.path.exists() else 0,
             "models": [
                 {"backend": b, "model": m, "entries": n, "prompt_tokens": p or 0, "completion_tokens": c or 0}
@@ -103,17 +283,21 @@ class ResponseCache:
             ],
         }
 
+    @_names_damage
     def clear(self, model: str | None = None) -> int:
-        """Delete every entry, or those of one model; returns how many were deleted."""
-        if model is None:
-            cursor = self._db.execute("DELETE FROM responses")
-        else:
-            backend, _, name = model.partition(":")
-            cursor = self._db.execute(
-                "DELETE FROM responses WHERE model = ? OR (backend = ? AND model = ?)", (model, backend, name)
-            )
+        """Delete every entry (answers and per-row errors), or those of one model; returns how many were deleted."""
+        deleted = 0
+        for table in ("responses", "errors"):
+            if model is None:
+                cursor = self._db.execute(f"DELETE FROM {table}")
+            else:
+                backend, _, name = model.partition(":")
+                cursor = self._db.execute(
+                    f"DELETE FROM {table} WHERE model = ? OR (backend = ? AND model = ?)", (model, backend, name)
+                )
+            deleted += cursor.rowcount
         self._db.execute("VACUUM")
-        return cursor.rowcount
+        return deleted
 
     def close(self) -> None:
         self._db.close()

@@ -10,6 +10,13 @@ counted, and kept out of the comparison (with its reason in the records).
 Judging asks, for the simulated and the human continuation alike, which turns show each behaviour
 (JSON) and for 1-10 consistency and collaborativeness ratings. Unusable judge answers get the same
 repair round, then are counted; such instances are kept out of the comparison, never scored as zero.
+
+A request that failed for good (a per-row error: refused by the server, no usable reply) makes its
+instance an error: recorded in the record's ``error``, counted in ``errors`` (and ``excluded.errors``)
+and kept out of the comparison, like an unusable answer. A simulation reply cut at the token limit
+(``finish_reason: "length"``) keeps its complete turns and drops its last one, which may stop
+mid-utterance (counted in ``simulation_cut_replies``); the next round asks for the rest. Judge
+answers cut at the limit go through the judges' validation and repair round like any other answer.
 """
 
 from __future__ import annotations
@@ -38,7 +45,7 @@ from ..scoring.behavior_frequency import mean_with_interval, score_frequencies
 from .backends import Backend, GenerationParams, backend_from_spec
 from .cache import ResponseCache
 from .nc_run import _open_cache, dataset_fingerprint
-from .run_folder import RunResult, run_lock, write_folder
+from .run_folder import RunResult, check_complete, row_id, run_lock, write_folder
 from .stage import complete
 
 TURNS_PER_CALL = (1, 5, 30)
@@ -67,8 +74,12 @@ def run_cocoeval(
     n_bootstrap: int = 1000,
     seed: int = 0,
     progress: bool = True,
+    retry_errors: bool = False,
 ) -> RunResult:
-    """Simulate, judge and compare; writes records.jsonl and results.json to ``out``."""
+    """Simulate, judge and compare; writes records.jsonl and results.json to ``out``.
+
+    ``retry_errors``: ask again the prompts that ended in a per-row error before (default: reuse it).
+    """
     if turns_per_call not in TURNS_PER_CALL:
         raise ConvbenchError(f"turns per call must be one of {TURNS_PER_CALL}, got {turns_per_call}")
     if prompt not in PROMPT_STYLES:
@@ -81,11 +92,13 @@ def run_cocoeval(
         started = time.time()
         generator = backend_from_spec(model, **(backend_options or {}))
         params = GenerationParams(max_new_tokens=max_new_tokens)
-        simulated = simulate(generator, rows, behaviours, store, turns_per_call, prompt, params, max_repairs, progress)
+        simulated = simulate(generator, rows, behaviours, store, turns_per_call, prompt, params, max_repairs, progress,
+                             retry_errors)
         generator.close()
         judge_backend = backend_from_spec(judge, **(judge_options or backend_options or {}))
         judge_params = GenerationParams(max_new_tokens=judge_max_new_tokens)
-        judged = judge_all(judge_backend, rows, simulated, behaviours, store, judge_params, max_repairs, progress)
+        judged = judge_all(judge_backend, rows, simulated, behaviours, store, judge_params, max_repairs, progress,
+                           retry_errors)
         judge_backend.close()
         records = [_record(r, s, j) for r, s, j in zip(rows, simulated, judged)]
         results = score_records(records, [b.name for b in behaviours], n_bootstrap, seed)
@@ -100,6 +113,7 @@ def run_cocoeval(
         }
         results["stats"] = {"seconds": round(time.time() - started, 3),
                             "created": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(started))}
+        results["row_ids"] = [row_id(r) for r in records]
         write_folder(Path(out), records, results)
         return RunResult(Path(out), records, results, results["stats"])
 
@@ -123,9 +137,10 @@ def _rows(config: str, split: str, dataset: Any, sources: Any) -> list[dict[str,
 
 def simulate(backend: Backend, rows: list[dict[str, Any]], behaviours: tuple[Behaviour, ...], store: ResponseCache,
              turns_per_call: int, style: str, params: GenerationParams, max_repairs: int,
-             progress: bool) -> list[dict[str, Any]]:
-    """Each row's simulated turns, the problems met, and whether it reached 30 turns."""
-    states = [{"turns": [], "problems": [], "repairs": 0, "stalled": False, "replies": [], "persisting": 0} for _ in rows]
+             progress: bool, retry_errors: bool = False) -> list[dict[str, Any]]:
+    """Each row's simulated turns, the problems met, whether it reached 30 turns, and its per-row error."""
+    states = [{"turns": [], "problems": [], "repairs": 0, "stalled": False, "replies": [], "persisting": 0, "error": None,
+               "cut": 0} for _ in rows]
     round_number = 0
     while True:
         active = [i for i, s in enumerate(states) if len(s["turns"]) < WINDOW and not s["stalled"]]
@@ -135,11 +150,18 @@ def simulate(backend: Backend, rows: list[dict[str, Any]], behaviours: tuple[Beh
         asks = {i: min(turns_per_call, WINDOW - len(states[i]["turns"])) for i in active}
         prompts = [simulation_prompt(rows[i], states[i]["turns"], asks[i], style, behaviours,
                                      states[i]["problems"][-1] if states[i]["repairs"] else None) for i in active]
-        answers = complete(backend, prompts, params, store, desc=f"simulate round {round_number}", progress=progress)
+        answers = complete(backend, prompts, params, store, desc=f"simulate round {round_number}", progress=progress,
+                           retry_errors=retry_errors)
         for i, answer in zip(active, answers.generations):
             state = states[i]
+            if answer.error is not None:  # this instance cannot go on: an error, not a stall
+                state["error"], state["stalled"] = f"simulation: {answer.error}", True
+                continue
             state["replies"].append(answer.text)
             turns, problem = parse_turns(answer.text, speakers(rows[i]), asks[i])
+            if answer.finish_reason == "length" and turns:
+                turns, problem = _drop_cut_turn(answer.text, speakers(rows[i]), asks[i], turns, problem)
+                state["cut"] += 1
             if problem is None:
                 state["turns"].extend(turns)
                 state["repairs"] = 0
@@ -155,12 +177,24 @@ def simulate(backend: Backend, rows: list[dict[str, Any]], behaviours: tuple[Beh
             else:
                 state["stalled"] = True
     return [{"turns": s["turns"], "problems": s["problems"], "complete": len(s["turns"]) == WINDOW,
-             "replies": s["replies"], "persisting": s["persisting"]} for s in states]
+             "replies": s["replies"], "persisting": s["persisting"], "error": s["error"], "cut": s["cut"]} for s in states]
+
+
+def _drop_cut_turn(text: str, allowed: list[str], wanted: int, turns: list[dict[str, str]],
+                   problem: str | None) -> tuple[list[dict[str, str]], str | None]:
+    """The turns of a reply cut at the token limit without its last one, which may stop mid-utterance
+    (kept when the reply went on past the turns asked for: then the cut came later)."""
+    if len(parse_turns(text, allowed, wanted + 1)[0]) > wanted:
+        return turns, problem
+    kept = turns[:-1]
+    if not kept and problem is None:
+        problem = "reply cut at the token limit before its first turn ended"
+    return kept, problem
 
 
 def judge_all(backend: Backend, rows: list[dict[str, Any]], simulated: list[dict[str, Any]],
               behaviours: tuple[Behaviour, ...], store: ResponseCache, params: GenerationParams, max_repairs: int,
-              progress: bool) -> list[dict[str, Any]]:
+              progress: bool, retry_errors: bool = False) -> list[dict[str, Any]]:
     """For each row: behaviours and overall ratings of the simulated and the human continuation."""
     jobs = []  # (row index, side, kind, continuation)
     for i, (row, sim) in enumerate(zip(rows, simulated)):
@@ -174,9 +208,13 @@ def judge_all(backend: Backend, rows: list[dict[str, Any]], simulated: list[dict
         if not todo:
             break
         prompts = [judge_prompt(jobs[j][2], rows[jobs[j][0]], jobs[j][3], behaviours, problems.get(j)) for j in todo]
-        answers = complete(backend, prompts, params, store, desc=f"judge (attempt {attempt + 1})", progress=progress)
+        answers = complete(backend, prompts, params, store, desc=f"judge (attempt {attempt + 1})", progress=progress,
+                           retry_errors=retry_errors)
         for j, answer in zip(todo, answers.generations):
             i, side, kind, turns = jobs[j]
+            if answer.error is not None:  # no answer to repair: the error is the outcome
+                outcomes[(i, side, kind)] = {"raw": None, "parsed": None, "problem": None, "error": answer.error}
+                continue
             parsed, problem = (parse_behaviours(answer.text, behaviours, len(turns)) if kind == "behaviours"
                                else parse_overall(answer.text))
             if parsed is not None or attempt == max_repairs:
@@ -190,32 +228,40 @@ def _record(row: dict[str, Any], sim: dict[str, Any], judged: dict[tuple[str, st
     record: dict[str, Any] = {"id": row["id"], "source": row["source"], "conversation_id": row["conversation_id"],
                               "simulated": sim["turns"], "simulation_replies": sim["replies"],
                               "simulation_problems": sim["problems"], "simulation_persisting_problems": sim["persisting"],
+                              "simulation_cut_replies": sim["cut"],
                               "simulation_complete": sim["complete"]}
-    reasons = [] if sim["complete"] else ["simulation incomplete"]
+    reasons = [] if sim["complete"] or sim["error"] else ["simulation incomplete"]
+    errors = [sim["error"]] if sim["error"] else []
     unusable = []
     for side in ("model", "human"):
         for kind in ("behaviours", "overall"):
             outcome = judged.get((side, kind))
             record[f"{side}_{kind}_raw"] = outcome["raw"] if outcome else None
             record[f"{side}_{kind}"] = outcome["parsed"] if outcome else None
-            if outcome and outcome["parsed"] is None:
+            if outcome and outcome.get("error"):
+                errors.append(f"judge ({side} {kind}): {outcome['error']}")
+            elif outcome and outcome["parsed"] is None:
                 unusable.append(f"{side} {kind}")
                 reasons.append(f"unusable judge answer ({side} {kind}): {outcome['problem']}")
     record["unusable_judge_answers"] = unusable
-    record["excluded"] = "; ".join(reasons) or None
+    record["error"] = "; ".join(errors) or None
+    record["excluded"] = "; ".join([*(f"error ({e})" for e in errors), *reasons]) or None
     return record
 
 
 def score_records(records: list[dict[str, Any]], names: list[str], n_bootstrap: int, seed: int) -> dict[str, Any]:
     kept = [r for r in records if r["excluded"] is None]
+    errors = sum(r.get("error") is not None for r in records)
     results: dict[str, Any] = {
-        "n": len(records), "n_compared": len(kept),
-        "excluded": {"simulation_incomplete": sum(not r["simulation_complete"] for r in records),
-                     "judge_unusable": sum(bool(r["unusable_judge_answers"]) for r in records)},
+        "n": len(records), "n_compared": len(kept), "errors": errors,
+        "excluded": {"simulation_incomplete": sum(not r["simulation_complete"] and r.get("error") is None for r in records),
+                     "judge_unusable": sum(bool(r["unusable_judge_answers"]) for r in records),
+                     "errors": errors},
         "unusable_judge_answers": {f"{side} {kind}": sum(f"{side} {kind}" in r["unusable_judge_answers"] for r in records)
                                    for side in ("model", "human") for kind in ("behaviours", "overall")},
         "simulation_problems": sum(len(r["simulation_problems"]) for r in records),
         "simulation_persisting_problems": sum(r["simulation_persisting_problems"] for r in records),
+        "simulation_cut_replies": sum(r.get("simulation_cut_replies", 0) for r in records),
     }
     if not kept:
         results["note"] = "no instance could be compared"
@@ -242,9 +288,11 @@ def rescore_cocoeval(folder: Path, records: list[dict[str, Any]], previous: dict
                       "simulation_problems", "simulation_persisting_problems", "model_behaviours", "human_behaviours"):
             if field not in record:
                 raise ConvbenchError(f"records.jsonl line {lineno}: field {field!r} is missing")
+    check_complete(records, previous, folder)
     results = score_records(records, signature.get("taxonomy") or [b.name for b in load_taxonomy()],
                             signature.get("n_bootstrap", 1000), signature.get("seed", 0))
     results["signature"] = {**signature, "scored_by": __version__}
     results["stats"] = previous.get("stats", {})
+    results["row_ids"] = [row_id(r) for r in records]
     write_atomic(folder / "results.json", json.dumps(results, indent=2, ensure_ascii=False) + "\n")
     return RunResult(folder, records, results, results["stats"])

@@ -4,6 +4,12 @@ A run folder holds ``records.jsonl`` (one line per row) and ``results.json`` (th
 the signature that says exactly what produced them). :func:`score_run` re-scores a folder from its
 records without calling any model.
 
+A row whose generation or judgement failed for good (a per-row error: the server refused the prompt,
+or gave no usable answer) keeps its place: its record carries ``error``, it fails, and it is counted
+in ``errors``. A row whose generation failed is not sent to the judge. Answers cut at the token limit
+are kept (``finish_reason`` says so): the judge labels the turn as it was written, and a judge
+answer cut at 128 tokens still names its first labels.
+
 Example (no model needed: a baseline generator and a baseline "judge" that answers empty turns):
     >>> import tempfile
     >>> run = run_nc(model="baseline:repeat", judge="baseline:silence", out=tempfile.mkdtemp(),
@@ -25,13 +31,13 @@ from typing import Any
 
 from .._version import __version__
 from ..errors import ConvbenchError
-from ..nc.judge_output import parse_judge_output
+from ..nc.judge_output import ParsedJudgement, parse_judge_output
 from ..nc.judge_prompt import JudgeTemplate, judge_messages, load_template
 from ..scoring.ncbench_action import judgement_passes, score_actions
-from .backends import Backend, GenerationParams, backend_from_spec
+from .backends import Backend, Generation, GenerationParams, backend_from_spec
 from .cache import ResponseCache
-from .run_folder import RunResult, read_folder, run_lock, write_atomic, write_folder
-from .stage import complete
+from .run_folder import RunResult, check_complete, read_folder, row_id, run_lock, write_atomic, write_folder
+from .stage import StageResult, complete
 
 CONFIGS = ("basic", "rag", "complex_request", "all")
 JUDGE_MAX_NEW_TOKENS = 128  # the released pipeline's judge limit: labels are short
@@ -58,6 +64,7 @@ def run_nc(
     backend_options: dict[str, Any] | None = None,
     judge_options: dict[str, Any] | None = None,
     progress: bool = True,
+    retry_errors: bool = False,
 ) -> NCRun:
     """Generate, judge and score NC-Bench rows; write ``records.jsonl`` and ``results.json`` to ``out``.
 
@@ -72,6 +79,7 @@ def run_nc(
         cache: the response cache file (default ``$CONVBENCH_CACHE/responses.sqlite``).
         dataset: a folder written by ``convbench build nc`` (default: build or reuse the cached one).
         backend_options, judge_options: passed to the backends (base_url, concurrency, device...).
+        retry_errors: ask again the prompts that ended in a per-row error before (default: reuse it).
     """
     if config not in CONFIGS:
         raise ConvbenchError(f"unknown NC-Bench config {config!r}; choose one of {', '.join(CONFIGS)}")
@@ -89,18 +97,32 @@ def run_nc(
         judge_params = GenerationParams(max_new_tokens=judge_max_new_tokens)
         started = time.time()
         generator = backend_from_spec(model, **(backend_options or {}))
-        generated = complete(generator, [r["messages"] for r in rows], gen_params, store, desc="generate", progress=progress)
-        responses = [g.text for g in generated.generations]
-        prompts = [judge_messages(r, t, template=template, first_line_only=first_line_only) for r, t in zip(rows, responses)]
+        generated = complete(generator, [r["messages"] for r in rows], gen_params, store, desc="generate",
+                             progress=progress, retry_errors=retry_errors)
+        # a row without a response has nothing to judge: it keeps its error and fails
+        answered = [i for i, g in enumerate(generated.generations) if g.error is None]
+        prompts = [judge_messages(rows[i], generated.generations[i].text, template=template,
+                                  first_line_only=first_line_only) for i in answered]
         # One local model at a time: the generator is freed before the judge loads, unless they are the same.
         same = isinstance(model, str) and model == judge and not judge_options
         if not same:
             generator.close()
         judge_backend = generator if same else backend_from_spec(judge, **(judge_options or backend_options or {}))
-        judged = complete(judge_backend, prompts, judge_params, store, desc="judge", progress=progress)
+        judged = complete(judge_backend, prompts, judge_params, store, desc="judge", progress=progress,
+                          retry_errors=retry_errors)
         judge_backend.close()
+        judged = _spread(judged, answered, len(rows))
         return _finish(path, rows, generated, judged, generator, judge_backend, gen_params, judge_params, template,
                        config, limit, first_line_only, rules, started)
+
+
+def _spread(judged: StageResult, answered: list[int], n: int) -> StageResult:
+    """The judge stage's results placed back at their rows; rows not judged get an empty answer and no hit flag."""
+    generations: list[Generation] = [Generation("")] * n
+    hits: list[bool | None] = [None] * n
+    for position, row in enumerate(answered):
+        generations[row], hits[row] = judged.generations[position], judged.cache_hits[position]
+    return StageResult(generations, hits, judged.model_calls)  # type: ignore[arg-type]
 
 
 @contextmanager
@@ -143,7 +165,7 @@ def _finish(path: Path, rows: list[dict[str, Any]], generated: Any, judged: Any,
         "model_calls": generated.model_calls,
         "judge_calls": judged.model_calls,
         "model_cache_hits": sum(generated.cache_hits),
-        "judge_cache_hits": sum(judged.cache_hits),
+        "judge_cache_hits": sum(bool(h) for h in judged.cache_hits),
         "seconds": round(time.time() - started, 3),
         "created": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(started)),
     }
@@ -170,9 +192,12 @@ def dataset_fingerprint(rows: Sequence[dict[str, Any]]) -> str:
     return hashlib.sha256(canonical.encode("utf-8")).hexdigest()[:16]
 
 
-def _record(row: dict[str, Any], gen: Any, jud: Any, gen_hit: bool, jud_hit: bool, rules: str) -> dict[str, Any]:
+def _record(row: dict[str, Any], gen: Any, jud: Any, gen_hit: bool, jud_hit: bool | None, rules: str) -> dict[str, Any]:
     parsed = parse_judge_output(jud.text, row["label_set"])
     acceptable = row["acceptable_labels"] if rules == "paper" else row["acceptable_labels_released_script"]
+    error = f"model: {gen.error}" if gen.error is not None else f"judge: {jud.error}" if jud.error is not None else None
+    if error is not None:
+        parsed = ParsedJudgement("", ())
     return {
         "set": row["set"],
         "id": row["id"],
@@ -183,13 +208,16 @@ def _record(row: dict[str, Any], gen: Any, jud: Any, gen_hit: bool, jud_hit: boo
         "labels": list(parsed.labels),
         "out_of_set": list(parsed.out_of_set),
         "unrecognised": list(parsed.unrecognised),
-        "unparsed": parsed.unparsed,
-        "passed": judgement_passes(parsed, acceptable),
+        "unparsed": parsed.unparsed and error is None,  # an error row is counted as an error, not unparsed
+        "passed": error is None and judgement_passes(parsed, acceptable),
         "acceptable_labels": list(acceptable),
         "label_set": list(row["label_set"]),
         "model_cache_hit": gen_hit,
-        "judge_cache_hit": jud_hit,
+        "judge_cache_hit": jud_hit,  # None: not judged (the generation failed)
         "completion_tokens": gen.completion_tokens,
+        "finish_reason": gen.finish_reason,
+        "judge_finish_reason": jud.finish_reason,
+        "error": error,
     }
 
 
@@ -200,17 +228,20 @@ def write_run(path: Path, records: list[dict[str, Any]], signature: dict[str, An
         results["judge_sanity"] = repeat_sanity(records)
     results["signature"] = signature
     results["stats"] = stats
+    results["row_ids"] = [row_id(r) for r in records]
     write_folder(path, records, results)
     return results
 
 
 def score_records(records: Sequence[dict[str, Any]]) -> dict[str, Any]:
+    """The metric over the records; rows with an ``error`` fail and are counted in ``errors``."""
     return score_actions(
         [r["judge_output"] for r in records],
         [r["acceptable_labels"] for r in records],
         patterns=[r["pattern"] for r in records],
         sets=[r["set"] for r in records],
         label_sets=[r["label_set"] for r in records],
+        errors=[r.get("error") is not None for r in records],
     )
 
 
@@ -228,8 +259,9 @@ def score_run(path: str | os.PathLike[str]) -> RunResult:
     """Re-score a run folder from its records (no model calls); rewrites ``results.json`` only.
 
     The judge's raw answer (``judge_output``) is the source of truth: labels and verdicts are derived
-    from it again with the current parser and rule. Every record is checked first; a problem names
-    the line and field.
+    from it again with the current parser and rule; rows with an ``error`` stay failed. Every record
+    is checked first (a problem names the line and field), then the rows against those the signature
+    declares: a folder that lost rows is refused, naming them.
     """
     folder, records, previous = read_folder(path)
     benchmark = previous.get("signature", {}).get("benchmark", "nc")
@@ -246,14 +278,16 @@ def score_run(path: str | os.PathLike[str]) -> RunResult:
     seen: set[tuple[Any, Any]] = set()
     for lineno, record in enumerate(records, start=1):
         _check_record(record, lineno, seen)
+    check_complete(records, previous, folder)
     for record in records:
-        parsed = parse_judge_output(record["judge_output"], record["label_set"])
+        failed = record.get("error") is not None
+        parsed = ParsedJudgement("", ()) if failed else parse_judge_output(record["judge_output"], record["label_set"])
         record.update(labels=list(parsed.labels), out_of_set=list(parsed.out_of_set),
-                      unrecognised=list(parsed.unrecognised), unparsed=parsed.unparsed,
-                      passed=judgement_passes(parsed, record["acceptable_labels"]))
+                      unrecognised=list(parsed.unrecognised), unparsed=parsed.unparsed and not failed,
+                      passed=not failed and judgement_passes(parsed, record["acceptable_labels"]))
     signature = {**previous.get("signature", {}), "scored_by": __version__}
     results = score_records(records)
-    results.update(signature=signature, stats=previous.get("stats", {}))
+    results.update(signature=signature, stats=previous.get("stats", {}), row_ids=[row_id(r) for r in records])
     if signature.get("model") == "baseline:repeat":
         results["judge_sanity"] = repeat_sanity(records)
     write_atomic(folder / "results.json", json.dumps(results, indent=2, ensure_ascii=False) + "\n")
@@ -267,6 +301,8 @@ def _check_record(record: Any, lineno: int, seen: set[tuple[Any, Any]]) -> None:
     for field, kind in _RECORD_FIELDS.items():
         if not isinstance(record.get(field), kind):
             raise ConvbenchError(f"{where}: field {field!r} must be a {kind.__name__}, got {record.get(field)!r}")
+    if not isinstance(record.get("error"), (str, type(None))):
+        raise ConvbenchError(f"{where}: field 'error' must be a string or null, got {record.get('error')!r}")
     key = (record["set"], record["id"])
     if key in seen:
         raise ConvbenchError(f"{where}: row {key} appears twice")

@@ -4,6 +4,12 @@ Generation tasks (open_domain, dialog_completion, rewrite_unnatural) are scored 
 ``nico_generation``; identify_unnatural with ``unnatural_sentence_prf``. A leading speaker label
 (``CharacterA:``) and surrounding quotes are removed from generated turns before scoring: the prompt
 asks for the turn alone, and a label is not part of what anyone says.
+
+A row whose request failed for good (a per-row error, in the record's ``error``) is counted in
+``errors`` and scored as a failure: an empty turn for the generation tasks, and precision = recall =
+0 for identify_unnatural (an empty answer would read as "none found", which is right for a dialogue
+without unnatural sentences). Answers cut at the token limit are scored as written (``finish_reason``
+in the records says so).
 """
 
 from __future__ import annotations
@@ -19,11 +25,11 @@ from ..errors import ConvbenchError
 from ..nico.prompts import pick_shots, render_prompt, templates_sha256
 from ..nico.tasks import TASKS
 from ..scoring.nico_generation import score_generation
-from ..scoring.unnatural_prf import parse_answer, score_unnatural
+from ..scoring.unnatural_prf import _prf, parse_answer, score_unnatural
 from .backends import Backend, GenerationParams, backend_from_spec
 from .cache import ResponseCache
 from .nc_run import _open_cache, dataset_fingerprint
-from .run_folder import RunResult, run_lock, write_folder
+from .run_folder import RunResult, check_complete, row_id, run_lock, write_folder
 from .stage import complete
 
 SHOTS = (0, 3)
@@ -41,20 +47,38 @@ def clean_turn(text: str) -> str:
     return _LABEL.sub("", text.strip()).strip().strip(_QUOTES).strip()
 
 
-def _rows(task: str, split: str, dataset: Any) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
-    """(examples of ``split``, the train split for demonstrations)."""
+def _rows(task: str, split: str, dataset: Any, shots: int) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
+    """(examples of ``split``, the train split for demonstrations when ``shots``)."""
     import datasets
 
-    if dataset is not None:
-        load = lambda s: datasets.load_dataset(str(dataset), task, split=s).to_list()  # noqa: E731
-    else:
-        from ..api import load as load_built
-
-        load = lambda s: load_built("nico", task, split=s).to_list()  # noqa: E731
+    source = f"the build at {dataset}" if dataset is not None else "the bundled sample build"
     try:
-        return load(split), load("train")
-    except ValueError as err:  # a split with no examples is not published
-        raise ConvbenchError(f"NICO {task}: no {split!r} examples in this build ({err})") from None
+        if dataset is not None:
+            splits = datasets.load_dataset(str(dataset), task)
+        else:
+            from ..api import load as load_built
+
+            splits = load_built("nico", task)
+    except ValueError as err:
+        raise ConvbenchError(f"NICO {task}: cannot load it from {source} ({err})") from None
+    if split not in splits:  # a split with no examples is not published, so it is absent, not empty
+        raise ConvbenchError(missing_split_message(task, split, list(splits), source))
+    if shots and "train" not in splits:
+        raise ConvbenchError(f"NICO {task}: {shots}-shot prompts take their demonstrations from the train split, "
+                             f"which has no examples in {source}; use --shots 0")
+    return splits[split].to_list(), splits["train"].to_list() if shots else []
+
+
+def missing_split_message(task: str, split: str, available: list[str], source: str) -> str:
+    """Names the task, the split asked for and the splits that have examples, with a ``--split`` to try.
+
+    Example:
+        >>> missing_split_message("rewrite_unnatural", "test", ["train"], "the build at hub/nico")
+        "NICO rewrite_unnatural: no examples in split 'test' of the build at hub/nico (splits with examples: train); try --split train"
+    """
+    hint = "train" if "train" in available else available[0]
+    return (f"NICO {task}: no examples in split {split!r} of {source} (splits with examples: {', '.join(available)}); "
+            f"try --split {hint}")
 
 
 def run_nico(
@@ -73,10 +97,12 @@ def run_nico(
     bertscore_model: str = "bert-base-chinese",
     backend_options: dict[str, Any] | None = None,
     progress: bool = True,
+    retry_errors: bool = False,
 ) -> RunResult:
     """Prompt ``model`` on ``task`` (zero- or 3-shot) and score; writes records.jsonl and results.json.
 
     ``dataset``: a folder from ``convbench build nico --data-dir ...``; default: the bundled sample.
+    ``retry_errors``: ask again the prompts that ended in a per-row error before (default: reuse it).
     """
     if task not in TASKS:
         raise ConvbenchError(f"unknown NICO task {task!r}; choose one of {', '.join(TASKS)}")
@@ -86,13 +112,13 @@ def run_nico(
         raise ConvbenchError(f"--limit must be at least 1, got {limit}")
     with run_lock(Path(out)), _open_cache(cache) as store:
         return _run(task, model, Path(out), shots, split, limit, max_new_tokens, dataset, store, tokenizer,
-                    bertscore, bertscore_model, backend_options, progress)
+                    bertscore, bertscore_model, backend_options, progress, retry_errors)
 
 
 def _run(task: str, model: Any, out: Path, shots: int, split: str, limit: int | None, max_new_tokens: int,
          dataset: Any, store: ResponseCache, tokenizer: str, bertscore: bool, bertscore_model: str,
-         backend_options: dict[str, Any] | None, progress: bool) -> RunResult:
-    rows, train = _rows(task, split, dataset)
+         backend_options: dict[str, Any] | None, progress: bool, retry_errors: bool = False) -> RunResult:
+    rows, train = _rows(task, split, dataset, shots)
     if limit is not None:
         rows = rows[:limit]
     prompts = [[{"role": "user", "content": render_prompt(task, r, pick_shots(r["id"], train, shots) if shots else ())}]
@@ -100,12 +126,13 @@ def _run(task: str, model: Any, out: Path, shots: int, split: str, limit: int | 
     backend = backend_from_spec(model, **(backend_options or {}))
     params = GenerationParams(max_new_tokens=max_new_tokens)
     started = time.time()
-    generated = complete(backend, prompts, params, store, desc=f"nico {task}", progress=progress)
+    generated = complete(backend, prompts, params, store, desc=f"nico {task}", progress=progress,
+                         retry_errors=retry_errors)
     backend.close()
-    responses = [g.text for g in generated.generations]
+    responses = [g.text for g in generated.generations]  # "" for a per-row error
+    failed = [g.error is not None for g in generated.generations]
     if task == "identify_unnatural":
-        results = score_unnatural(responses, [r["unnatural_sentences"] for r in rows], return_rows=True)
-        per_row = results.pop("rows")
+        results, per_row = score_identify(responses, [r["unnatural_sentences"] for r in rows], failed)
         records = [_identify_record(r, text, hit, row) for r, text, hit, row in zip(rows, responses, generated.cache_hits, per_row)]
     else:
         turns = [clean_turn(t) for t in responses]
@@ -115,6 +142,10 @@ def _run(task: str, model: Any, out: Path, shots: int, split: str, limit: int | 
         records = [{"id": r["id"], "dialogue_id": r["dialogue_id"], "interaction_type": r["interaction_type"],
                     "response": text, "turn": turn, "reference": r["reference"], "cache_hit": hit}
                    for r, text, turn, hit in zip(rows, responses, turns, generated.cache_hits)]
+    for record, generation in zip(records, generated.generations):
+        record.update(finish_reason=generation.finish_reason, error=generation.error)
+    results["errors"] = sum(failed)
+    results["row_ids"] = [row_id(r) for r in records]
     results["signature"] = {
         **results.get("signature", {}),
         "convbench_version": __version__, "benchmark": "nico", "task": task, "split": split, "shots": shots,
@@ -127,6 +158,21 @@ def _run(task: str, model: Any, out: Path, shots: int, split: str, limit: int | 
                         "created": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(started))}
     write_folder(Path(out), records, results)
     return RunResult(Path(out), records, results, results["stats"])
+
+
+def score_identify(responses: list[str], golds: list[Any], failed: list[bool]) -> tuple[dict[str, Any], list[dict[str, Any]]]:
+    """``unnatural_sentence_prf`` with per-row scores; a failed row (a per-row error) scores P = R = 0."""
+    results = score_unnatural(responses, golds, return_rows=True)
+    rows = results.pop("rows")
+    if any(failed):
+        for row, bad in zip(rows, failed):
+            if bad:
+                row.update(precision=0.0, recall=0.0)
+        containing = [row for row in rows if row["contains"]]
+        for suffix, group in (("", rows), ("_containing", containing)):
+            scores = _prf([row["precision"] for row in group], [row["recall"] for row in group])
+            results.update(zip((f"precision{suffix}", f"recall{suffix}", f"f1{suffix}"), scores))
+    return results, rows
 
 
 def _identify_record(row: dict[str, Any], text: str, hit: bool, scored: dict[str, Any]) -> dict[str, Any]:
@@ -149,13 +195,17 @@ def rescore_nico(folder: Path, records: list[dict[str, Any]], previous: dict[str
         for field in needed:
             if field not in record:
                 raise ConvbenchError(f"records.jsonl line {lineno}: field {field!r} is missing")
+    check_complete(records, previous, folder)
+    failed = [r.get("error") is not None for r in records]
     if signature.get("task") == "identify_unnatural":
-        results = score_unnatural([r["response"] for r in records], [r["gold"] for r in records])
+        results, _ = score_identify([r["response"] for r in records], [r["gold"] for r in records], failed)
     else:
         results = score_generation([r["turn"] for r in records], [r["reference"] for r in records],
                                    tokenizer=signature.get("tokenizer", "jieba"),
                                    interaction_types=[r["interaction_type"] for r in records])
     results["signature"] = {**results["signature"], **signature, "scored_by": __version__}
     results["stats"] = previous.get("stats", {})
+    results["errors"] = sum(failed)
+    results["row_ids"] = [row_id(r) for r in records]
     write_atomic(folder / "results.json", json.dumps(results, indent=2, ensure_ascii=False) + "\n")
     return RunResult(folder, records, results, results["stats"])

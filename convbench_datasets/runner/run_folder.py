@@ -5,13 +5,14 @@ from __future__ import annotations
 import json
 import os
 import tempfile
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 from ..errors import ConvbenchError
+from ..jsonfiles import read_json, read_jsonl
 
 
 @dataclass
@@ -81,12 +82,49 @@ def read_folder(path: str | os.PathLike[str]) -> tuple[Path, list[dict[str, Any]
     records_path, results_path = folder / "records.jsonl", folder / "results.json"
     if not records_path.is_file():
         raise ConvbenchError(f"{folder} is not a run folder: {records_path} is missing")
-    records = []
-    with open(records_path, encoding="utf-8") as f:
-        for lineno, line in enumerate(f, start=1):
-            try:
-                records.append(json.loads(line))
-            except json.JSONDecodeError as err:
-                raise ConvbenchError(f"{records_path.name} line {lineno}: not valid JSON ({err.msg})") from err
-    previous = json.loads(results_path.read_text(encoding="utf-8")) if results_path.is_file() else {}
+    # a half-written or damaged file is a one-line error naming it and the line, never a traceback
+    rows = read_jsonl(records_path)
+    for position, (lineno, _) in enumerate(rows, start=1):
+        if lineno != position:  # later checks name a record by its position: a blank line would shift them
+            raise ConvbenchError(f"{records_path} line {position}: blank line (a run folder has one record per line)")
+    records = [record for _, record in rows]
+    previous = read_json(results_path) if results_path.is_file() else {}
     return folder, records, previous
+
+
+def row_id(record: Any) -> str:
+    """A record's row id as stored in ``results.json``'s ``row_ids``: ``set/id`` for NC-Bench, else ``id``."""
+    if not isinstance(record, dict):
+        return repr(record)
+    return f"{record['set']}/{record.get('id')}" if "set" in record else str(record.get("id"))
+
+
+def check_complete(records: Sequence[Any], results: Mapping[str, Any], path: str | os.PathLike[str]) -> None:
+    """Refuse records that are not the rows the run declares: ``signature.rows`` (the count) and, when
+    present, ``row_ids`` in ``results.json``. The error names the folder and the missing or unexpected ids.
+    A folder without results (nothing declared) passes: there is nothing to check against.
+    """
+    declared = (results.get("signature") or {}).get("rows") if isinstance(results, Mapping) else None
+    expected = results.get("row_ids") if isinstance(results, Mapping) else None
+    if not isinstance(declared, int) and not isinstance(expected, list):
+        return
+    present = [row_id(r) for r in records]
+    problems = []
+    if isinstance(declared, int) and len(records) != declared:
+        problems.append(f"records.jsonl has {len(records)} rows, the signature declares {declared}")
+    if isinstance(expected, list):
+        wanted, have = set(map(str, expected)), set(present)
+        missing = [i for i in map(str, expected) if i not in have]
+        unexpected = [i for i in present if i not in wanted]
+        if missing:
+            problems.append(f"missing ids: {_some(missing)}")
+        if unexpected:
+            problems.append(f"ids the run does not declare: {_some(unexpected)}")
+    if problems:
+        raise ConvbenchError(f"{path}: " + "; ".join(problems)
+                              + " (run the same `convbench run` command again to rewrite the folder from the cache)")
+
+
+def _some(ids: list[str], shown: int = 10) -> str:
+    more = f" and {len(ids) - shown} more" if len(ids) > shown else ""
+    return ", ".join(ids[:shown]) + more

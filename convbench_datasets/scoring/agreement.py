@@ -21,10 +21,10 @@ import math
 import os
 from collections.abc import Hashable, Sequence
 from dataclasses import asdict, dataclass
-from pathlib import Path
 from typing import Any, Literal
 
 from ..errors import DataFormatError
+from ..jsonfiles import read_jsonl
 from ..nc.judge_output import UNPARSED_LABEL
 
 LabelMode = Literal["first", "set"]
@@ -96,6 +96,8 @@ def agreement(
         raise ValueError(f"label_mode must be 'first' or 'set', got {label_mode!r}")
     if n_bootstrap < 0:
         raise ValueError(f"n_bootstrap must be 0 or more, got {n_bootstrap}")
+    if not labels_a:
+        raise ValueError("no rows to compare: agreement over zero rows is undefined")
     if (passes_a is None) != (passes_b is None):
         raise ValueError("give both raters' passes or neither")
     for rater, passes in (("A", passes_a), ("B", passes_b)):
@@ -175,33 +177,36 @@ def _interval(value: float, boot: Any) -> Interval:
 def read_ratings(path: str | os.PathLike[str], rules: str = "paper") -> dict[tuple[str, Any], tuple[list[str], bool | None]]:
     """Read one rater's JSON Lines: key (set, id) -> (labels, passed).
 
-    Each line needs ``id`` (and ``set`` where ids repeat across sets) and either ``labels`` (a list of
-    label names, canonicalised like judge output) or ``judge_output`` (raw text, parsed here). The
-    verdict is ``passed`` (a boolean) when given, else computed from ``acceptable_labels``, else from
-    the pattern table via ``set`` and ``task``; else unknown. Every problem names the line and field.
+    Each line needs ``id`` (a string or an integer; and ``set``, a string, where ids repeat across sets)
+    and either ``labels`` (a list of label names, canonicalised like judge output) or ``judge_output``
+    (raw text, parsed here). The verdict is ``passed`` (a boolean) when given, else computed from
+    ``acceptable_labels``, else from the pattern table via ``set`` and ``task``; else unknown. Every
+    problem names the file, line and field; an empty file is an error.
     """
     ratings: dict[tuple[str, Any], tuple[list[str], bool | None]] = {}
-    name = Path(path).name
-    try:
-        with open(path, encoding="utf-8") as f:
-            lines = f.read().splitlines()
-    except UnicodeDecodeError as err:
-        raise DataFormatError(f"{name}: not UTF-8 text ({err.reason})") from err
-    for lineno, line in enumerate(lines, start=1):
-        if not line.strip():
-            continue
-        where = f"{name} line {lineno}"
-        try:
-            record = json.loads(line)
-        except json.JSONDecodeError as err:
-            raise DataFormatError(f"{where}: not valid JSON ({err.msg})") from err
-        if not isinstance(record, dict) or "id" not in record:
-            raise DataFormatError(f"{where}: field 'id' is missing")
-        key = (str(record.get("set", "")), record["id"])
+    for lineno, record in read_jsonl(path):
+        where = f"{os.fspath(path)} line {lineno}"
+        key = (_field(record, "set", where, default=""), _field(record, "id", where))
         if key in ratings:
             raise DataFormatError(f"{where}: row {key} appears twice")
         ratings[key] = _rating(record, where, rules)
+    if not ratings:
+        raise DataFormatError(f"{os.fspath(path)}: no ratings (the file is empty or blank)")
     return ratings
+
+
+def _field(record: dict[str, Any], name: str, where: str, default: str | None = None) -> str | int:
+    """A row key part: ``set`` a string, ``id`` a string or an integer (never coerced: 1 and "1" differ)."""
+    if name not in record:
+        if default is None:
+            raise DataFormatError(f"{where}: field {name!r} is missing")
+        return default
+    value = record[name]
+    allowed = (str,) if name == "set" else (str, int)
+    if not isinstance(value, allowed) or isinstance(value, bool):
+        kinds = "a string" if name == "set" else "a string or an integer"
+        raise DataFormatError(f"{where}: field {name!r} must be {kinds}, got {json.dumps(value)}")
+    return value
 
 
 def _rating(record: dict[str, Any], where: str, rules: str) -> tuple[list[str], bool | None]:
@@ -253,9 +258,15 @@ def agreement_files(
     has; a mix is an error naming the first row without one.
     """
     a, b = read_ratings(path_a, rules), read_ratings(path_b, rules)
+    files = f"A: {os.fspath(path_a)}, B: {os.fspath(path_b)}"
+    if not set(a) & set(b):  # most likely ids of another kind or another numbering: show some of each
+        first_a, first_b = sorted(a, key=str)[:3], sorted(b, key=str)[:3]
+        raise DataFormatError(
+            f"the raters have no rows in common ({files}; rows match by (set, id)): A has {first_a}, B has {first_b} (first 3 each)"
+        )
     if set(a) != set(b):
         only_a, only_b = sorted(set(a) - set(b), key=str)[:5], sorted(set(b) - set(a), key=str)[:5]
-        raise DataFormatError(f"the raters rated different rows: only in A {only_a}, only in B {only_b} (first 5 each)")
+        raise DataFormatError(f"the raters rated different rows ({files}): only in A {only_a}, only in B {only_b} (first 5 each)")
     keys = sorted(a, key=str)
     unknown = [(rater, k) for rater, ratings in (("A", a), ("B", b)) for k in keys if ratings[k][1] is None]
     passes_known = not unknown

@@ -25,10 +25,14 @@ from collections.abc import Sequence
 from typing import Any
 
 from .._version import __version__
+from ..errors import MetricInputError
 from ..nc.judge_output import UNPARSED_LABEL, ParsedJudgement, parse_judge_output, vocabulary
 from ..nc.patterns import pattern_table
+from .inputs import check_column
 
 METRIC = "ncbench_action"
+ERROR_LABEL = "(error)"  # how a row without a judgement (a failed request) is named in breakdowns
+_ERRORED = ParsedJudgement("", (ERROR_LABEL,))  # never acceptable, so the row fails; not unparsed
 
 
 def row_passes(labels: Sequence[str], acceptable: Sequence[str], unrecognised: Sequence[str] = ()) -> bool:
@@ -59,16 +63,20 @@ def score_actions(
     sets: Sequence[str] | None = None,
     label_sets: Sequence[Sequence[str]] | None = None,
     return_rows: bool = False,
+    errors: Sequence[bool] | None = None,
 ) -> dict[str, Any]:
     """Score judge answers against each row's acceptable labels.
 
     Args:
-        predictions: the judge's raw answer per row.
+        predictions: the judge's raw answer per row (None: no answer, which fails and counts as unparsed).
         references: the acceptable labels per row (the dataset's ``acceptable_labels``).
         patterns: the pattern per row, for ``per_pattern`` and the failure breakdown.
         sets: the set per row (basic / rag / complex_request), for ``per_set``.
         label_sets: the labels the judge was offered per row, to count out-of-set labels.
         return_rows: add per-row ``passes``, ``labels`` and ``unparsed_rows``.
+        errors: per row, whether it has no judgement because a request failed for good (the runner's
+            per-row errors): such a row fails, is counted in ``errors`` (not ``unparsed``) and is
+            named ``(error)`` in the failure breakdown.
 
     Returns:
         ``accuracy`` (0-100), ``n``, ``passed``, ``unparsed``, ``unrecognised`` (answers with pieces
@@ -78,8 +86,12 @@ def score_actions(
         ``failure_breakdown_per_set`` (the paper's tables are per set).
     """
     n = _check_inputs(predictions, references, patterns=patterns, sets=sets, label_sets=label_sets)
+    if errors is not None and len(errors) != n:
+        raise ValueError(f"got {n} predictions but {len(errors)} errors")
+    failed = [bool(e) for e in errors] if errors is not None else [False] * n
     parsed = [
-        parse_judge_output(p, None if label_sets is None else label_sets[i]) for i, p in enumerate(predictions)
+        _ERRORED if failed[i] else parse_judge_output(p, None if label_sets is None else label_sets[i])
+        for i, p in enumerate(predictions)
     ]
     passes = [judgement_passes(p, references[i]) for i, p in enumerate(parsed)]
     result: dict[str, Any] = {
@@ -91,6 +103,8 @@ def score_actions(
         "out_of_set": sum(bool(p.out_of_set) for p in parsed),
         "signature": {"metric": METRIC, "convbench_version": __version__},
     }
+    if errors is not None:
+        result["errors"] = sum(failed)
     if patterns is not None:
         result.update(_by_pattern(passes, parsed, patterns))
         result["accuracy"] = _weighted(result["per_pattern"], result["pattern_counts"])
@@ -113,25 +127,25 @@ def score_actions(
 
 
 def _check_inputs(predictions: Sequence[Any], references: Sequence[Any], **columns: Sequence[Any] | None) -> int:
-    n = len(predictions)
+    n = check_column("predictions", predictions)
     if n == 0:
         raise ValueError("no predictions to score")
-    if len(references) != n:
+    if check_column("references", references) != n:
         raise ValueError(f"got {n} predictions but {len(references)} references")
     for name, column in columns.items():
-        if column is not None and len(column) != n:
+        if column is not None and check_column(name, column) != n:
             raise ValueError(f"got {n} predictions but {len(column)} {name}")
     known = known_labels()
     for i, (prediction, reference) in enumerate(zip(predictions, references)):
         if prediction is not None and not isinstance(prediction, str):
-            raise TypeError(f"row {i}: field 'predictions' must be the judge's text, got {type(prediction).__name__}")
+            raise MetricInputError(f"row {i}: field 'predictions' must be the judge's text, got {type(prediction).__name__}")
         _check_labels(i, "references", reference, known)
         if not reference:
-            raise ValueError(f"row {i}: field 'references' is empty: no label could ever pass")
+            raise MetricInputError(f"row {i}: field 'references' is empty: no label could ever pass")
         for name in ("patterns", "sets"):
             column = columns.get(name)
             if column is not None and not isinstance(column[i], str):
-                raise TypeError(f"row {i}: field {name!r} must be a string, got {column[i]!r}")
+                raise MetricInputError(f"row {i}: field {name!r} must be a string, got {column[i]!r}")
         if columns.get("label_sets") is not None:
             _check_labels(i, "label_sets", columns["label_sets"][i], known)  # type: ignore[index]
     return n
@@ -139,10 +153,10 @@ def _check_inputs(predictions: Sequence[Any], references: Sequence[Any], **colum
 
 def _check_labels(i: int, field: str, labels: Any, known: frozenset[str]) -> None:
     if isinstance(labels, str) or not isinstance(labels, Sequence) or not all(isinstance(x, str) for x in labels):
-        raise TypeError(f"row {i}: field {field!r} must be a list of label strings, got {labels!r}")
+        raise MetricInputError(f"row {i}: field {field!r} must be a list of label strings, got {labels!r}")
     unknown = [label for label in labels if label not in known]
     if unknown:
-        raise ValueError(f"row {i}: field {field!r} names unknown label(s) {unknown} (labels are case-sensitive)")
+        raise MetricInputError(f"row {i}: field {field!r} names unknown label(s) {unknown} (labels are case-sensitive)")
 
 
 def _percent(passed: int, n: int) -> float:

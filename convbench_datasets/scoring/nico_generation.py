@@ -15,7 +15,9 @@ and the tokens are shared by all metrics:
 - bertscore_f1: bert-score's F1, opt-in (``bertscore=True``; needs the ``bertscore`` extra and a model).
 
 All scores but avg_len are percentages (0-100). Whitespace-only tokens are dropped, so that tokens
-joined by spaces and split again are the same tokens.
+joined by spaces and split again are the same tokens. Texts longer than ``max_chars`` characters
+(default ``MAX_TEXT_CHARS``, 20,000) are refused before any work: segmentation and ROUGE-L would
+otherwise run for minutes on pathological inputs.
 
 Example:
     >>> out = score_generation(["我 很 好"], ["我 很 好"], tokenizer="char")
@@ -36,6 +38,7 @@ from functools import lru_cache
 from typing import Any, Literal, NamedTuple
 
 from .._version import __version__
+from .inputs import MAX_TEXT_CHARS, check_column, check_max_chars, check_text
 from .lcs import rouge_l_f
 
 Tokenizer = Literal["jieba", "char", "13a"]
@@ -173,6 +176,7 @@ def score_generation(
     bertscore_model: str = "bert-base-chinese",
     bertscore_options: dict[str, Any] | None = None,
     workers: int | None = None,
+    max_chars: int | None = MAX_TEXT_CHARS,
 ) -> dict[str, Any]:
     """Score generated turns against reference turns (one reference each).
 
@@ -184,8 +188,9 @@ def score_generation(
         bertscore: add ``bertscore_f1`` (bert-score with ``bertscore_model``; any local folder works).
         bertscore_options: passed to ``bert_score.score`` (``num_layers``, ``batch_size``, ``device``...).
         workers: processes for segmentation and statistics (default: the CPU count; 1: none).
+        max_chars: refuse a text longer than this many characters (None: no limit).
     """
-    _check(predictions, references, interaction_types)
+    _check(predictions, references, interaction_types, max_chars)
     if distinct_level not in ("response", "corpus"):
         raise ValueError(f"distinct_level must be 'response' or 'corpus', got {distinct_level!r}")
     _tokenizer(tokenizer)  # an unknown name fails here, before any work
@@ -229,17 +234,21 @@ def _scores(stats: Sequence[PairStats], distinct_level: str) -> dict[str, float]
     }
 
 
-def _check(predictions: Sequence[Any], references: Sequence[Any], interaction_types: Sequence[Any] | None) -> None:
-    if not predictions:
+def _check(predictions: Sequence[Any], references: Sequence[Any], interaction_types: Sequence[Any] | None,
+           max_chars: int | None) -> None:
+    n = check_column("predictions", predictions)
+    if not n:
         raise ValueError("no predictions to score")
-    if len(predictions) != len(references):
-        raise ValueError(f"got {len(predictions)} predictions but {len(references)} references")
-    if interaction_types is not None and len(interaction_types) != len(predictions):
-        raise ValueError(f"got {len(predictions)} predictions but {len(interaction_types)} interaction_types")
+    if check_column("references", references) != n:
+        raise ValueError(f"got {n} predictions but {len(references)} references")
+    if interaction_types is not None and check_column("interaction_types", interaction_types) != n:
+        raise ValueError(f"got {n} predictions but {len(interaction_types)} interaction_types")
+    check_max_chars(max_chars)
     for i, (prediction, reference) in enumerate(zip(predictions, references)):
-        for field, value in (("predictions", prediction), ("references", reference)):
-            if not isinstance(value, str):
-                raise TypeError(f"row {i}: field {field!r} must be a string, got {type(value).__name__}")
+        check_text(i, "predictions", prediction, max_chars=max_chars)
+        check_text(i, "references", reference, max_chars=max_chars)
+        if interaction_types is not None:
+            check_text(i, "interaction_types", interaction_types[i], max_chars=None)
 
 
 def bertscore_f1(

@@ -6,6 +6,7 @@ import datasets
 import evaluate
 
 from convbench_datasets.nico.references import citation
+from convbench_datasets.scoring.nico_generation import MAX_TEXT_CHARS
 from convbench_datasets.scoring.nico_generation import score_generation
 
 _DESCRIPTION = """
@@ -25,6 +26,7 @@ Args:
     bertscore: optional bool, add bertscore_f1 (needs the bertscore extra and a model).
     bertscore_model: model name or local folder for BERTScore (default bert-base-chinese).
     bertscore_options: optional dict passed to bert_score.score (num_layers, batch_size, device...).
+    max_chars: refuse a text longer than this many characters (default 20,000; None: no limit).
 Returns:
     bleu_1, bleu_2, rouge_l, distinct_1, distinct_2, avg_len, n, signature; bertscore_f1 when asked;
     per_interaction_type when interaction_types are given.
@@ -48,9 +50,10 @@ class NicoGeneration(evaluate.Metric):
         )
 
     def _compute(self, predictions, references, tokenizer="jieba", distinct_level="response", interaction_types=None,
-                 bertscore=False, bertscore_model="bert-base-chinese", bertscore_options=None):
+                 bertscore=False, bertscore_model="bert-base-chinese", bertscore_options=None,
+                 max_chars=MAX_TEXT_CHARS):
         return score_generation(
             predictions, references, tokenizer=tokenizer, distinct_level=distinct_level,
             interaction_types=interaction_types, bertscore=bertscore, bertscore_model=bertscore_model,
-            bertscore_options=bertscore_options,
+            bertscore_options=bertscore_options, max_chars=max_chars,
         )

@@ -6,14 +6,16 @@ import datasets
 import evaluate
 
 from convbench_datasets.nico.references import citation
+from convbench_datasets.scoring.unnatural_prf import MAX_FUZZY_SENTENCES
+from convbench_datasets.scoring.unnatural_prf import MAX_TEXT_CHARS
 from convbench_datasets.scoring.unnatural_prf import score_unnatural
 
 _DESCRIPTION = """
 Finding the unnatural sentences of a dialogue (NICO). Each model answer is read as one sentence per
 line ("none" answers such as 无 / 没有 are the empty set); per dialogue P = matched / predicted and
 R = matched / gold (both empty: 1; one empty: 0). P and R are averaged over dialogues and F1 is the
-harmonic mean of the averages, over all dialogues and over those containing unnatural sentences.
-Percentages (0-100).
+harmonic mean of the averages, over all dialogues and over those containing unnatural sentences
+(None when no dialogue contains any). Percentages (0-100).
 """
 
 _KWARGS_DESCRIPTION = """
@@ -21,10 +23,13 @@ Args:
     predictions: list of str, the model's raw answers.
     references: list of list of str, the gold unnatural sentences of each dialogue (possibly empty).
     match: "exact" (after removing whitespace and punctuation; default) or "fuzzy".
-    threshold: for fuzzy matching, the least character-level LCS F-measure (default 0.8).
+    threshold: for fuzzy matching, the least character-level LCS F-measure, in [0, 1] (default 0.8).
     return_rows: optional bool, add per-dialogue rows.
+    max_chars: refuse an answer, or a row's gold sentences together, longer than this (default 20,000; None: no limit).
+    max_sentences: fuzzy matching refuses a row with more distinct sentences on a side (default 200; None: no limit).
 Returns:
-    precision, recall, f1, precision_containing, recall_containing, f1_containing, n, n_containing, signature.
+    precision, recall, f1, precision_containing, recall_containing, f1_containing (None when no dialogue
+    contains unnatural sentences, with a `notes` entry saying so), n, n_containing, signature.
 Examples:
     >>> metric = evaluate.load("metrics/unnatural_sentence_prf")
     >>> out = metric.compute(predictions=["无", "无"], references=[[], ["我对于此事表示赞同。"]])
@@ -46,5 +51,7 @@ class UnnaturalSentencePrf(evaluate.Metric):
             reference_urls=["https://arxiv.org/abs/2408.09330"],
         )
 
-    def _compute(self, predictions, references, match="exact", threshold=0.8, return_rows=False):
-        return score_unnatural(predictions, references, match=match, threshold=threshold, return_rows=return_rows)
+    def _compute(self, predictions, references, match="exact", threshold=0.8, return_rows=False,
+                 max_chars=MAX_TEXT_CHARS, max_sentences=MAX_FUZZY_SENTENCES):
+        return score_unnatural(predictions, references, match=match, threshold=threshold, return_rows=return_rows,
+                               max_chars=max_chars, max_sentences=max_sentences)

@@ -21,6 +21,15 @@ def test_a_uniformly_better_run_has_p_near_zero() -> None:
     assert out["significant"] and out["interval"] == [1.0, 1.0]
 
 
+@pytest.mark.parametrize("n_resamples", [1, 10, 1000])
+def test_randomization_p_value_is_never_zero(n_resamples: int) -> None:
+    # 60 rows, all A = 1, B = 0: a random swap keeps |mean difference| = 1 only if all 60 signs agree
+    # (chance 2 / 2**60), so in practice no trial reaches the observed difference and the count is 0.
+    # p = (1 + 0) / (1 + trials), by hand 1/2, 1/11, 1/1001: the smallest p a finite test can show, never 0.
+    out = paired_test([1] * 60, [0] * 60, n_resamples=n_resamples)
+    assert out["p_randomization"] == pytest.approx(1 / (1 + n_resamples), rel=1e-12)
+
+
 def test_nc_comparison_per_pattern_and_row_matching() -> None:
     a = [{"set": "basic", "id": i, "pattern": "Repeat Request" if i < 20 else "Inquiry", "passed": True} for i in range(40)]
     b = [{**r, "passed": r["pattern"] == "Inquiry"} for r in reversed(a)]  # same rows, another order

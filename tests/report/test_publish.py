@@ -36,7 +36,9 @@ def test_unknown_metric_is_a_clear_error(capsys: pytest.CaptureFixture[str]) -> 
 
 def test_space_files() -> None:
     files = metric_space_files("ncbench_action", "convbench/ncbench_action")
-    assert set(files) == {"ncbench_action.py", "README.md", "requirements.txt", "app.py"}
+    assert set(files) == {"ncbench_action.py", "_convbench_scoring.py", "README.md", "requirements.txt", "app.py"}
+    requirements = [line for line in files["requirements.txt"].decode().splitlines() if not line.startswith("#")]
+    assert requirements == ["evaluate", "datasets", "pyyaml"]  # PyPI names only: metrics/ncbench_action/requirements.txt
     card = files["README.md"].decode()
     assert card.startswith("---\ntitle: ncbench_action\nsdk: gradio\n") and "app_file: app.py" in card
     assert card.count("---\n") >= 2 and "# Metric card: `ncbench_action`" in card
@@ -119,7 +121,8 @@ def test_publish_then_load_back_from_a_local_hub(nc_built: Path, tmp_path: Path)
             assert done.returncode == 0, done.stderr
         assert sorted(state.repos[("dataset", "convbench/nc")]) == sorted(
             str(p.relative_to(nc_built)) for p in nc_built.rglob("*") if p.is_file())
-        assert set(state.repos[("space", "convbench/ncbench_action")]) == {"ncbench_action.py", "README.md", "requirements.txt", "app.py"}
+        assert set(state.repos[("space", "convbench/ncbench_action")]) == {
+            "ncbench_action.py", "_convbench_scoring.py", "README.md", "requirements.txt", "app.py"}
         assert state.authorizations and set(state.authorizations) == {"Bearer hf_test_token"}  # the token from HF_TOKEN
         loaded = subprocess.run([sys.executable, "-c", ROUND_TRIP], env=env, capture_output=True, text=True, timeout=300,
                                 cwd=tmp_path)

@@ -138,3 +138,20 @@ def test_compare_takes_nc_runs_only(two_runs: list[Path], tmp_path: Path, capsys
     (nico / "records.jsonl").write_text("{}\n")
     assert main(["compare", str(nico), str(two_runs[0])]) == 1
     assert "takes two NC-Bench runs; got nico and nc" in capsys.readouterr().err
+
+
+def test_missing_values_read_n_a_in_tables_never_0_or_none(two_runs: list[Path], tmp_path: Path) -> None:
+    # The shorter run scored no rag rows (nc_table leaves those cells NaN) and CoCoEval-style rows can
+    # hold None for an interval that was not computed: both are shown as "n/a" (figures.MISSING).
+    from convbench_datasets.report.figures import MISSING
+
+    shorter = tmp_path / "shorter"
+    write_run(shorter, _records({0: "Repeat"})[:4], {"benchmark": "nc", "model": "hf:short"}, {})
+    write_report([two_runs[0], shorter], tmp_path / "report")
+    lines = (tmp_path / "report" / "tables" / "nc_accuracy.md").read_text(encoding="utf-8").splitlines()
+    # model-a scored rag Repeat Request 1/1 = 100 (test_nc_table_by_hand); the shorter run nothing there
+    assert f"| rag | Repeat Request | 100.00 | {MISSING} |" in lines
+    import pandas as pd
+
+    frame = pd.DataFrame({"who": ["human"], "mean": [2.0], "low": [None], "high": [None]})
+    assert markdown_table(frame).splitlines()[2] == f"| human | 2.00 | {MISSING} | {MISSING} |"

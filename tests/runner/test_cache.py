@@ -62,3 +62,105 @@ def test_processes_share_one_cache(tmp_path: Path) -> None:
     with ResponseCache(path) as cache:
         stats = cache.stats()
     assert stats["entries"] == 600 and [m["entries"] for m in stats["models"]] == [200, 200, 200]
+
+
+def test_key_changes_with_every_part_of_the_identity() -> None:
+    # Each identity field decides the answer; a key built from the model name alone (a mutation the
+    # suite used to let through) would hand one server's or one weight file's answers to another.
+    hf = {"kind": "hf", "model": "m", "dtype": "float32", "fingerprint": "aaaa"}
+    identities = [
+        {**IDENTITY, "model": "m"},
+        {**IDENTITY, "model": "m", "kind": "baseline"},
+        {**IDENTITY, "model": "m", "base_url": "http://127.0.0.1:2/v1"},
+        hf,
+        {**hf, "dtype": "bfloat16"},
+        {**hf, "fingerprint": "bbbb"},
+    ]
+    keys = {cache_key(identity, MESSAGES, {"max_new_tokens": 8}) for identity in identities}
+    assert len(keys) == len(identities)
+
+
+def test_backends_identify_their_server() -> None:
+    from convbench_datasets.runner.backends.openai_compat import OpenAICompatBackend
+
+    a = OpenAICompatBackend("m", base_url="http://127.0.0.1:1/v1").identity()
+    b = OpenAICompatBackend("m", base_url="http://127.0.0.1:2/v1").identity()
+    assert a["model"] == b["model"] and cache_key(a, MESSAGES, {}) != cache_key(b, MESSAGES, {})
+
+
+def _stub(kind: str):
+    """A backend of the given kind, always named "same-name", answering with its kind and counting calls."""
+    from convbench_datasets.runner.backends import Backend
+
+    class Stub(Backend):
+        def __init__(self) -> None:
+            self.kind, self.model, self.calls = kind, "same-name", 0
+
+        def generate(self, prompts, params):
+            for i, _ in enumerate(prompts):
+                self.calls += 1
+                yield i, Generation(f"answer from {kind}", finish_reason="stop")
+
+    return Stub()
+
+
+def test_stage_never_shares_answers_between_backends_of_one_model_name(tmp_path: Path) -> None:
+    from convbench_datasets.runner.backends import GenerationParams
+    from convbench_datasets.runner.stage import complete
+
+    params = GenerationParams(max_new_tokens=8)
+    with ResponseCache(tmp_path / "c.sqlite") as cache:
+        first = complete(_stub("stub-a"), [MESSAGES], params, cache, desc="a", progress=False)
+        other = _stub("stub-b")
+        second = complete(other, [MESSAGES], params, cache, desc="b", progress=False)
+    assert first.generations[0].text == "answer from stub-a" and second.generations[0].text == "answer from stub-b"
+    assert other.calls == 1 and second.cache_hits == [False]
+
+
+def test_cache_hit_flags_are_exact(tmp_path: Path) -> None:
+    # A stage that reported every prompt as a hit (a mutation the suite used to let through) fails here.
+    from convbench_datasets.runner.backends import GenerationParams
+    from convbench_datasets.runner.stage import complete
+
+    prompts = [[{"role": "user", "content": f"q{i}"}] for i in range(4)]
+    params = GenerationParams(max_new_tokens=8)
+    with ResponseCache(tmp_path / "c.sqlite") as cache:
+        backend = _stub("stub")
+        assert complete(backend, prompts[:2], params, cache, desc="x", progress=False).cache_hits == [False, False]
+        # q0, q1 cached; q2 asked once for its two rows; q3 new
+        again = complete(backend, [prompts[0], prompts[2], prompts[1], prompts[2], prompts[3]], params, cache, desc="x",
+                         progress=False)
+    assert again.cache_hits == [True, False, True, False, False] and again.model_calls == 2
+    assert again.generations[0].finish_reason == "stop"  # kept in the cache with the answer
+
+
+def test_row_errors_are_kept_apart_from_answers(tmp_path: Path) -> None:
+    import pytest
+
+    refused = Generation("", error="refused for this row: HTTP 400", finish_reason=None, permanent=True)
+    with ResponseCache(tmp_path / "c.sqlite") as cache:
+        cache.put_error("k", IDENTITY, refused)
+        assert cache.get_many(["k"]) == {} and cache.get_errors(["k"]) == {"k": refused}
+        with pytest.raises(ValueError):
+            cache.put_error("k2", IDENTITY, Generation("", error="HTTP 500"))  # transient: a rerun retries it
+        cache.put("k", IDENTITY, Generation("late answer"))  # a retried row that got its answer
+        assert cache.get_errors(["k"]) == {} and cache.get_many(["k"])["k"].text == "late answer"
+        cache.put_error("k3", IDENTITY, refused)
+        assert cache.stats()["errors"] == 1
+        assert cache.clear() == 2 and cache.stats()["errors"] == 0
+
+
+def test_a_cache_from_before_finish_reason_is_upgraded(tmp_path: Path) -> None:
+    import sqlite3
+
+    path = tmp_path / "old.sqlite"
+    with sqlite3.connect(path) as db:  # the table as earlier versions wrote it
+        db.execute("CREATE TABLE responses (key TEXT PRIMARY KEY, backend TEXT NOT NULL, model TEXT NOT NULL, "
+                   "response TEXT NOT NULL, prompt_tokens INTEGER NOT NULL, completion_tokens INTEGER NOT NULL, "
+                   "seconds REAL NOT NULL, created REAL NOT NULL)")
+        db.execute("INSERT INTO responses VALUES ('old', 'openai', 'm', 'kept', 1, 2, 0.5, 0)")
+    db.close()
+    with ResponseCache(path) as cache:
+        assert cache.get_many(["old"]) == {"old": Generation("kept", 1, 2, 0.5)}
+        cache.put("new", IDENTITY, Generation("x", finish_reason="length"))
+        assert cache.get_many(["new"])["new"].finish_reason == "length"

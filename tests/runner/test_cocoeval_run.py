@@ -99,3 +99,56 @@ def test_score_rescores_a_cocoeval_run(cocoeval_built: Path, tmp_path: Path) -> 
     assert main(["score", str(tmp_path / "run")]) == 0
     rescored = json.loads((tmp_path / "run" / "results.json").read_text())
     assert rescored["model_mean"] == run.results["model_mean"] and rescored["mismatch"] == run.results["mismatch"]
+
+
+class Refusing(Scripted):
+    """Scripted, but the server refuses (for good) every prompt that quotes ``marker``."""
+
+    def __init__(self, marker: str) -> None:
+        super().__init__()
+        self.marker = marker
+
+    def generate(self, prompts: Sequence[list[dict]], params: GenerationParams) -> Iterator[tuple[int, Generation]]:
+        answers = dict(super().generate(prompts, params))
+        for i, messages in enumerate(prompts):
+            if self.marker in messages[0]["content"]:
+                yield i, Generation("", error="refused for this row: HTTP 400 from test: too long", permanent=True)
+            else:
+                yield i, answers[i]
+
+
+def test_an_instance_with_a_row_error_is_excluded_and_counted(cocoeval_built: Path, tmp_path: Path) -> None:
+    import datasets
+
+    rows = datasets.load_dataset(str(cocoeval_built), "qmsum_committee", split="test").to_list()[:4]
+    marker = rows[0]["history"][0]["utterance"]  # quoted by row 0's simulation prompts only
+    assert not any(marker in json.dumps(r["history"]) for r in rows[1:])
+    run = run_cocoeval(model=Refusing(marker), judge=Scripted(), out=tmp_path / "run", config="qmsum_committee", limit=4,
+                       dataset=cocoeval_built, cache=tmp_path / "c.sqlite", n_bootstrap=20, progress=False)
+    first = run.records[0]
+    assert first["error"] == "simulation: refused for this row: HTTP 400 from test: too long"
+    assert first["excluded"].startswith("error (simulation: refused")
+    assert run.results["errors"] == 1 and run.results["excluded"]["errors"] == 1
+    assert run.results["excluded"]["simulation_incomplete"] == 0  # counted once, as an error
+    assert all(r["error"] is None for r in run.records[1:])
+
+
+class Cutting(Scripted):
+    """Scripted, but each first simulation reply is cut at the token limit in the middle of its last turn."""
+
+    def generate(self, prompts: Sequence[list[dict]], params: GenerationParams) -> Iterator[tuple[int, Generation]]:
+        for i, answer in super().generate(prompts, params):
+            text = prompts[i][0]["content"]
+            if "Write the next" in text and "simulated line" not in text.split("The conversation so far:")[-1]:
+                yield i, Generation(answer.text + " CUT-MID", finish_reason="length")
+            else:
+                yield i, answer
+
+
+def test_a_cut_simulation_reply_drops_its_cut_turn(cocoeval_built: Path, tmp_path: Path) -> None:
+    run = run_cocoeval(model=Cutting(), judge=Scripted(), out=tmp_path / "run", config="qmsum_committee", limit=2,
+                       dataset=cocoeval_built, cache=tmp_path / "c.sqlite", n_bootstrap=20, progress=False)
+    # before the fix, the cut turn ("... CUT-MID") was kept as a whole one
+    assert all(r["simulation_complete"] and len(r["simulated"]) == 30 for r in run.records)
+    assert not any("CUT-MID" in t["utterance"] for r in run.records for t in r["simulated"])
+    assert run.results["simulation_cut_replies"] == sum(r["simulation_cut_replies"] for r in run.records) >= 2

@@ -45,3 +45,30 @@ def test_identity_follows_the_files(tmp_path: Path) -> None:
     first = backend_from_spec(f"hf:{build_tiny_lm(tmp_path / 'lm', seed=0)}", device="cpu").identity()
     second = backend_from_spec(f"hf:{build_tiny_lm(tmp_path / 'lm', seed=1)}", device="cpu").identity()
     assert first["model"] == second["model"] and first["fingerprint"] != second["fingerprint"]
+
+
+def test_identity_names_the_dtype(tmp_path: Path) -> None:
+    # the cache key must change with dtype: bfloat16 and float32 weights answer differently
+    from convbench_datasets.runner.cache import cache_key
+    from tests.support.tiny_models import build_tiny_lm
+
+    folder = build_tiny_lm(tmp_path / "lm")
+    f32 = backend_from_spec(f"hf:{folder}", device="cpu", dtype="float32").identity()
+    bf16 = backend_from_spec(f"hf:{folder}", device="cpu", dtype="bfloat16").identity()
+    assert f32["fingerprint"] == bf16["fingerprint"] and (f32["dtype"], bf16["dtype"]) == ("float32", "bfloat16")
+    assert cache_key(f32, PROMPTS[0], {}) != cache_key(bf16, PROMPTS[0], {})
+
+
+def test_finish_reason_says_whether_the_limit_cut_the_answer(tmp_path: Path) -> None:
+    from tests.support.tiny_models import build_tiny_lm
+
+    backend = backend_from_spec(f"hf:{build_tiny_lm(tmp_path / 'lm')}", device="cpu", batch_size=3)
+    first = dict(backend.generate(PROMPTS, GenerationParams(max_new_tokens=1)))
+    # a random-weight model never says its end token: every answer is cut at the limit
+    assert {g.finish_reason for g in first.values()} == {"length"}
+    # make the token prompt 0 starts with the end token: prompt 0 now stops there, before the limit
+    stop = backend.tokenizer(first[0].text, add_special_tokens=False)["input_ids"][0]
+    backend.lm.generation_config.eos_token_id = stop
+    out = dict(backend.generate(PROMPTS, GenerationParams(max_new_tokens=4)))
+    assert out[0].finish_reason == "stop"
+    assert all(out[i].finish_reason == "length" for i in out if stop not in backend.tokenizer(out[i].text)["input_ids"])

@@ -13,7 +13,8 @@ from convbench_datasets.runner import Backend, Generation, GenerationParams, Res
 from tests.support.openai_server import label_for, openai_server
 
 RECORD_KEYS = {"set", "id", "task", "pattern", "response", "judge_output", "labels", "out_of_set", "unrecognised", "unparsed",
-               "passed", "acceptable_labels", "label_set", "model_cache_hit", "judge_cache_hit", "completion_tokens"}
+               "passed", "acceptable_labels", "label_set", "model_cache_hit", "judge_cache_hit", "completion_tokens",
+               "finish_reason", "judge_finish_reason", "error"}
 
 
 @pytest.fixture(scope="module")

@@ -117,7 +117,49 @@ def test_rating_files_are_checked(tmp_path: Path, row: dict, message: str, capsy
     bad = _write(tmp_path / "a.jsonl", [row])
     assert main(["agreement", str(bad), str(bad)]) == 1
     err = capsys.readouterr().err
-    assert err.startswith("convbench: error: a.jsonl line 1: ") and message in err and err.count("\n") == 1
+    assert err.startswith(f"convbench: error: {bad} line 1: ") and message in err and err.count("\n") == 1
+
+
+# Each broken file below gave a traceback (unhashable id) or exit 0 with "nan%" (empty files, ids
+# that never match) before. Expected: the file, the 1-based line, the field and the offending value as
+# written in the file; the cut-short line's string opens at its 11th character (`{"id": 2, "lab`).
+@pytest.mark.parametrize(
+    "text_a,text_b,message",
+    [
+        ('{"id": [1], "labels": ["Repeat"]}\n', None, "{a} line 1: field 'id' must be a string or an integer, got [1]"),
+        ('{"id": 1, "labels": ["Repeat"]}\n{}\n', None, "{a} line 2: field 'id' is missing"),
+        ('{"id": 1, "set": ["basic"], "labels": ["Repeat"]}\n', None, "{a} line 1: field 'set' must be a string, got [\"basic\"]"),
+        ('{"id": true, "labels": ["Repeat"]}\n', None, "{a} line 1: field 'id' must be a string or an integer, got true"),
+        ('[1]\n', None, "{a} line 1: expected a JSON object, got list"),
+        ('{"id": 1}\n', None, "{a} line 1: needs field 'labels' (a list) or 'judge_output' (text)"),
+        ('{"id": 1, "labels": ["Repeat"]}\n{"id": 2, "lab', None,
+         "{a} line 2: not valid JSON (Unterminated string starting at column 11); the file ends mid-line: was it cut short?"),
+        ("", "", "{a}: no ratings (the file is empty or blank)"),
+        ('{"id": 1, "labels": ["Repeat"]}\n', "\n\n", "{b}: no ratings (the file is empty or blank)"),
+        ('{"id": 1, "labels": ["Repeat"]}\n', '{"id": "1", "labels": ["Repeat"]}\n',
+         "the raters have no rows in common (A: {a}, B: {b}; rows match by (set, id)): A has [('', 1)], B has [('', '1')] (first 3 each)"),
+    ],
+)
+def test_broken_rating_files_are_one_line_errors(
+    tmp_path: Path, text_a: str, text_b: str | None, message: str, capsys: pytest.CaptureFixture[str]
+) -> None:
+    a, b = tmp_path / "a.jsonl", tmp_path / "b.jsonl"
+    a.write_text(text_a)
+    b.write_text(text_a if text_b is None else text_b)
+    assert main(["agreement", str(a), str(b)]) == 1
+    assert capsys.readouterr().err == f"convbench: error: {message.format(a=a, b=b)}\n"
+
+
+def test_missing_rating_file_is_named(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    a = _write(tmp_path / "a.jsonl", [{"id": 1, "labels": ["Repeat"]}])
+    assert main(["agreement", str(a), str(tmp_path / "nope.jsonl")]) == 1
+    assert capsys.readouterr().err == f"convbench: error: {tmp_path / 'nope.jsonl'}: no such file\n"
+
+
+def test_agreement_over_no_rows_is_refused() -> None:
+    # zero rows: kappa and % agreement are 0/0; before, the result was NaN printed as "nan%"
+    with pytest.raises(ValueError, match="no rows to compare"):
+        agreement([], [])
 
 
 def test_labels_are_canonicalised_and_verdicts_must_be_all_or_none(tmp_path: Path) -> None:

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import re
+
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
@@ -191,3 +193,28 @@ def test_metric_path_finds_the_bundled_module() -> None:
     assert metric_path("ncbench_action").endswith("metrics/ncbench_action")
     with pytest.raises(FileNotFoundError, match="no convbench metric 'nope'"):
         metric_path("nope")
+
+
+@pytest.mark.parametrize(
+    "kwargs,message",
+    [
+        # a whole column missing used to fail with "object of type 'NoneType' has no len()", naming nothing
+        ({"predictions": None, "references": [REPEAT]}, "field 'predictions' must be a list with one item per row, got NoneType"),
+        ({"predictions": ["Repeat"], "references": None}, "field 'references' must be a list with one item per row, got NoneType"),
+        ({"predictions": ["Repeat"], "references": [REPEAT], "sets": "basic"}, "field 'sets' must be a list with one item per row, got str"),
+        # row-level problems are ConvbenchErrors, which the CLI prints as one line (it used to be a TypeError traceback)
+        ({"predictions": ["Repeat", "Repeat"], "references": [REPEAT, None]}, "row 1: field 'references' must be a list of label strings, got None"),
+        ({"predictions": ["Repeat"], "references": [REPEAT], "label_sets": [None]}, "row 0: field 'label_sets' must be a list of label strings, got None"),
+    ],
+)
+def test_missing_columns_and_rows_are_named(kwargs: dict, message: str) -> None:
+    from convbench_datasets.errors import ConvbenchError
+
+    with pytest.raises(ConvbenchError, match=re.escape(message)):
+        score_actions(**kwargs)
+
+
+def test_a_missing_judge_answer_fails_and_counts_as_unparsed() -> None:
+    # None is "the judge gave nothing": recorded as unparsed and failing, never skipped (1 of 2 rows pass).
+    out = score_actions([None, "Repeat"], [REPEAT, REPEAT])
+    assert (out["accuracy"], out["unparsed"], out["n"]) == (50.0, 1, 2)

@@ -2,7 +2,10 @@
 
 from __future__ import annotations
 
+import math
 import random
+import re
+import time
 from pathlib import Path
 
 import pytest
@@ -104,3 +107,72 @@ def test_worker_processes_give_the_same_numbers() -> None:
     parallel = score_generation(predictions, references, workers=2, interaction_types=types)
     single = score_generation(predictions, references, workers=1, interaction_types=types)
     assert parallel == single
+
+
+def test_bleu_brevity_penalty_by_hand() -> None:
+    # char tokens: prediction 我 很 好 呀 (c = 4), reference 我 很 好 你 呢 啊 (r = 6): shorter, so
+    # BP = exp(1 - r/c) = exp(-0.5). Unigrams 3 of 4 match; bigrams 我很, 很好 match of 我很, 很好, 好呀: 2/3.
+    # BLEU-1 = exp(-0.5) * 3/4 = 45.4898; BLEU-2 = exp(-0.5) * sqrt(3/4 * 2/3) = 42.8882.
+    out = score_generation(["我很好呀"], ["我很好你呢啊"], tokenizer="char")
+    assert out["bleu_1"] == pytest.approx(100 * math.exp(-0.5) * 3 / 4, abs=1e-9)
+    assert out["bleu_2"] == pytest.approx(100 * math.exp(-0.5) * math.sqrt(1 / 2), abs=1e-9)
+    # no penalty when the prediction is the longer one: 我 很 好 你 呢 啊 呀 vs 我 很 好: P1 = 3/7, BP = 1
+    assert score_generation(["我很好你呢啊呀"], ["我很好"], tokenizer="char")["bleu_1"] == pytest.approx(300 / 7, abs=1e-9)
+
+
+def test_bleu_brevity_penalty_equals_sacrebleu_on_short_predictions() -> None:
+    from sacrebleu.metrics import BLEU
+
+    # Predictions are the first half of other texts, so the corpus is about half the references' length
+    # and the brevity penalty dominates. Expected values: sacrebleu on the module's own jieba tokens
+    # (tokenize="none"), and on characters with sacrebleu's independent "zh" tokenizer (one token per
+    # Chinese character or punctuation mark, as tokenizer="char" here).
+    predictions, references = _pairs(200, seed=5)
+    predictions = [p[: max(1, len(p) // 2)] for p in predictions]
+    hyps, refs = ([" ".join(t) for t in segment(texts)] for texts in (predictions, references))
+    assert sum(len(h.split()) for h in hyps) < 0.7 * sum(len(r.split()) for r in refs)
+    ours, chars = score_generation(predictions, references), score_generation(predictions, references, tokenizer="char")
+    for n in (1, 2):
+        assert ours[f"bleu_{n}"] == pytest.approx(BLEU(tokenize="none", max_ngram_order=n).corpus_score(hyps, [refs]).score, abs=1e-9)
+        zh = BLEU(tokenize="zh", max_ngram_order=n).corpus_score(predictions, [references]).score
+        assert chars[f"bleu_{n}"] == pytest.approx(zh, abs=1e-9)
+
+
+@pytest.mark.parametrize(
+    "kwargs,message",
+    [
+        ({"predictions": ["a", "b"], "references": ["a", None]}, "row 1: field 'references' must be a string, got NoneType"),
+        ({"predictions": None, "references": ["a"]}, "field 'predictions' must be a list with one item per row, got NoneType"),
+        ({"predictions": "ab", "references": ["a", "b"]}, "field 'predictions' must be a list with one item per row, got str"),
+        # used to become a silent None group in per_interaction_type, or "unhashable type: 'list'"
+        ({"predictions": ["a"], "references": ["a"], "interaction_types": [None]}, "row 0: field 'interaction_types' must be a string, got NoneType"),
+        ({"predictions": ["a"], "references": ["a"], "interaction_types": [["x"]]}, "row 0: field 'interaction_types' must be a string, got list"),
+    ],
+)
+def test_missing_or_mistyped_inputs_name_the_row_and_field(kwargs: dict, message: str) -> None:
+    from convbench_datasets.errors import ConvbenchError
+
+    with pytest.raises(ConvbenchError, match=re.escape(message)):
+        score_generation(**kwargs)
+
+
+def test_pathological_lengths_are_refused_before_any_work(monkeypatch: pytest.MonkeyPatch) -> None:
+    from convbench_datasets.errors import ConvbenchError
+    from convbench_datasets.scoring import nico_generation
+
+    def no_work(*args: object, **kwargs: object) -> None:
+        raise AssertionError("segmentation or ROUGE-L started before the length check")
+
+    huge = "我" * (10 * 2**20)  # 10 MiB of characters: jieba and the LCS would run for minutes
+    monkeypatch.setattr(nico_generation, "pair_statistics", no_work)
+    start = time.monotonic()
+    with pytest.raises(ConvbenchError, match="row 1: field 'references' is 10,485,760 characters long, over the limit of 20,000"):
+        score_generation(["好", "好"], ["好", huge], tokenizer="char")
+    assert time.monotonic() - start < 10  # a fail-fast bound, not a timing: without the check, minutes
+    monkeypatch.undo()
+    # the cap is an option: 6 characters are over max_chars=5; max_chars=None lifts the cap
+    with pytest.raises(ConvbenchError, match="row 0: field 'predictions' is 6 characters long, over the limit of 5"):
+        score_generation(["我今天很开心"], ["好"], tokenizer="char", max_chars=5)
+    assert score_generation(["我今天很开心"], ["我今天很开心"], tokenizer="char", max_chars=None)["rouge_l"] == 100.0
+    with pytest.raises(ConvbenchError, match="max_chars must be a positive number"):
+        score_generation(["好"], ["好"], max_chars=-1)

@@ -2,9 +2,13 @@
 
 from __future__ import annotations
 
+import re
+import time
+
 import pytest
 
-from convbench_datasets.scoring.unnatural_prf import parse_answer, score_unnatural
+from convbench_datasets.errors import ConvbenchError
+from convbench_datasets.scoring.unnatural_prf import MAX_FUZZY_SENTENCES, parse_answer, score_unnatural
 
 S1, S2, S3 = "我对于此事表示赞同。", "恰逢本人亦有减重之意愿。", "你为何如此焦急？"
 
@@ -55,3 +59,77 @@ def test_bad_input() -> None:
         score_unnatural(["无"], ["我"])
     with pytest.raises(ValueError, match="match must be"):
         score_unnatural(["无"], [[]], match="loose")  # type: ignore[arg-type]
+
+
+@pytest.mark.parametrize("threshold", [-0.1, 1.5, float("nan"), "0.8", None, True])
+def test_threshold_outside_unit_interval_or_nan_is_refused(threshold: object) -> None:
+    # An LCS F-measure lies in [0, 1]: 1.5 would match nothing, -0.1 anything, and NaN compares false
+    # with everything, so each used to score silently (f1 0 for ["a"] vs [["a"]] instead of an error).
+    with pytest.raises(ConvbenchError, match=r"threshold must be a number in \[0, 1\], got"):
+        score_unnatural(["a"], [["a"]], match="fuzzy", threshold=threshold)  # type: ignore[arg-type]
+    assert score_unnatural(["a"], [["a"]], match="fuzzy", threshold=1)["f1"] == 100.0  # the bounds are allowed
+
+
+@pytest.mark.parametrize(
+    "predictions,references,message",
+    [
+        # evaluate lets references=[None] through to the metric: it used to fail with "'NoneType' object is not iterable"
+        (["无"], [None], "row 0: field 'references' must be a list of sentences, got NoneType"),
+        (["无", "无"], [[], 3], "row 1: field 'references' must be a list of sentences, got int"),
+        (["无"], [{"我。": 1}], "row 0: field 'references' must be a list of sentences, got dict"),  # used to score its keys
+        (["无"], [[S1, None]], "row 0: field 'references' item 1 must be a sentence"),
+        # a missing answer used to read as "none" and score P = R = 1 on a clean dialogue
+        (["无", None], [[], []], "row 1: field 'predictions' must be a string, got NoneType"),
+        (None, [[]], "field 'predictions' must be a list with one item per row, got NoneType"),
+    ],
+)
+def test_missing_or_mistyped_inputs_name_the_row_and_field(predictions, references, message: str) -> None:
+    with pytest.raises(ConvbenchError, match=re.escape(message)):
+        score_unnatural(predictions, references)
+
+
+def test_containing_scores_are_none_when_no_dialogue_has_unnatural_sentences() -> None:
+    # Both dialogues are clean and both answers say "none": P = R = 1 each, so 100 overall; the
+    # *_containing averages run over no dialogue at all and are undefined: None with a note, not 0
+    # (which would read as a model that found nothing) and not nan (which JSON cannot hold).
+    out = score_unnatural(["无", "没有"], [[], []])
+    assert out["f1"] == 100.0 and out["n_containing"] == 0
+    assert (out["precision_containing"], out["recall_containing"], out["f1_containing"]) == (None, None, None)
+    assert "no dialogue contains unnatural sentences" in out["notes"][0]
+    assert "notes" not in score_unnatural(["无"], [[S1]])  # the note only when it applies
+
+
+def test_pathological_lengths_are_refused_before_any_work(monkeypatch: pytest.MonkeyPatch) -> None:
+    from convbench_datasets.scoring import unnatural_prf
+
+    def no_work(text: str | None) -> list[str]:
+        raise AssertionError("parsing started before the length check")
+
+    huge = "我" * (10 * 2**20)  # 10 MiB of characters: parsing and fuzzy matching would run for minutes
+    monkeypatch.setattr(unnatural_prf, "parse_answer", no_work)
+    start = time.monotonic()
+    with pytest.raises(ConvbenchError, match="row 1: field 'predictions' is 10,485,760 characters long, over the limit of 20,000"):
+        score_unnatural(["无", huge], [[], []], match="fuzzy")
+    with pytest.raises(ConvbenchError, match="row 0: field 'references' is 10,485,760 characters long"):
+        score_unnatural(["无"], [[huge]])  # the row's gold sentences together
+    assert time.monotonic() - start < 10  # a fail-fast bound, not a timing: without the check, minutes
+    monkeypatch.undo()
+    # the cap is an option: max_chars=None lifts it; a lower cap refuses a 10-character answer
+    assert score_unnatural([S1], [[S1]], max_chars=None)["f1"] == 100.0
+    with pytest.raises(ConvbenchError, match="row 0: field 'predictions' is 10 characters long, over the limit of 9"):
+        score_unnatural([S1], [[S1]], max_chars=9)
+    with pytest.raises(ConvbenchError, match="max_chars must be a positive number"):
+        score_unnatural([S1], [[S1]], max_chars=0)
+
+
+def test_fuzzy_matching_caps_the_sentences_it_compares() -> None:
+    # Fuzzy matching compares every predicted sentence with every gold one: 201 distinct one-line
+    # sentences are over the default cap of 200 (MAX_FUZZY_SENTENCES); exact matching is linear, no cap.
+    many = [f"第{i}句" for i in range(MAX_FUZZY_SENTENCES + 1)]
+    with pytest.raises(ConvbenchError, match="row 0: field 'predictions' has 201 distinct sentences, over the fuzzy-matching limit of 200"):
+        score_unnatural(["\n".join(many)], [[S1]], match="fuzzy")
+    with pytest.raises(ConvbenchError, match="row 0: field 'references' has 201 distinct sentences"):
+        score_unnatural([S1], [many], match="fuzzy")
+    # 1 of 201 predicted sentences is gold: P = 1/201, R = 1/1
+    assert score_unnatural(["\n".join(many)], [[many[0]]])["recall"] == 100.0
+    assert score_unnatural(["\n".join(many)], [[many[0]]], match="fuzzy", max_sentences=None)["recall"] == 100.0

@@ -10,8 +10,20 @@ The model name picks the behaviour (answers are deterministic functions of the r
 - ``unauthorized``: 401 with an OpenAI-style error body;
 - ``delay``: every request sleeps ``delay_seconds``, then answers like ``label``;
 - ``retryafter``: the first request per body gets 429 with ``Retry-After: 3``, then answers like ``label``;
-- ``refuse``: 400 (a context-length error) for requests whose body hash starts with 0-3, else ``label``;
+- ``refuse``: 400 (a context-length error) for the rows :func:`affected` picks, else ``label``;
+- ``refuse404`` / ``refuse422``: the same with 404 / 422; ``refuse-echo``: the same 400, whose message
+  echoes the request's Authorization header (as some servers do);
+- ``filtered``: ``finish_reason: "content_filter"`` (content null) for the same rows; ``filtered400``:
+  HTTP 400 with an Azure-style content-filter error for them;
+- ``null``: ``message.content: null`` for the same rows; ``nochoices``: ``choices: []`` for them;
+  ``null-once``: content null on the first request per body only, then ``label``;
+- ``length``: ``label`` cut short, with ``finish_reason: "length"``, for the same rows;
+- ``trickle``: the whole reply (status line included) sent one byte every ``trickle_seconds``;
 - ``redirect``: 302 to ``state.redirect_to``.
+
+``state.require_key``: when set, every request (``GET /models`` too) whose ``Authorization`` is not
+``Bearer <require_key>`` gets 401 with OpenAI's wording, echoing the key it was sent.
+``GET /v1/models`` lists ``state.models``.
 """
 
 from __future__ import annotations
@@ -33,6 +45,10 @@ class ServerState:
     slow_seconds: float = 1.0
     redirect_to: str = ""
     delay_seconds: float = 0.0
+    trickle_seconds: float = 1.0
+    require_key: str | None = None
+    models: list[str] = field(default_factory=lambda: ["label", "echo"])
+    gets: int = 0  # GET /models requests (preflights)
     requests: list[tuple[str, str]] = field(default_factory=list)  # (model, body sha)
     authorizations: list[str] = field(default_factory=list)
     seen: set[str] = field(default_factory=set)
@@ -48,9 +64,32 @@ def label_for(messages: list[dict]) -> str:
     return LABELS[digest[0] % len(LABELS)]
 
 
+def affected(messages: list[dict]) -> bool:
+    """The rows the per-row faults hit: about a quarter, fixed by the messages (whatever the model)."""
+    return hashlib.sha256(json.dumps(messages, sort_keys=True).encode()).hexdigest()[0] in "0123"
+
+
 def _handler(state: ServerState) -> type[http.server.BaseHTTPRequestHandler]:
     class Handler(http.server.BaseHTTPRequestHandler):
         protocol_version = "HTTP/1.1"
+
+        def _key_refused(self) -> bool:
+            sent = self.headers.get("Authorization", "")
+            if state.require_key is None or sent == f"Bearer {state.require_key}":
+                return False
+            # OpenAI's own wording, with the key it was sent (masked there; echoed whole by some servers)
+            self._json(401, {"error": {"message": f"Incorrect API key provided: {sent or 'none'}",
+                                       "type": "invalid_request_error"}})
+            return True
+
+        def do_GET(self) -> None:  # noqa: N802
+            with state.lock:
+                state.gets += 1
+            if self._key_refused():
+                return
+            if self.path.rstrip("/").endswith("/models"):
+                return self._json(200, {"object": "list", "data": [{"id": m, "object": "model"} for m in state.models]})
+            return self._json(404, {"error": {"message": f"no route {self.path}"}})
 
         def do_POST(self) -> None:  # noqa: N802
             body = self.rfile.read(int(self.headers.get("Content-Length", 0)))
@@ -63,11 +102,34 @@ def _handler(state: ServerState) -> type[http.server.BaseHTTPRequestHandler]:
                 first = sha not in state.seen
                 state.seen.add(sha)
             kind = model.split(":")[0]
+            if self._key_refused():
+                return
+            hit = affected(messages)
+            if kind == "trickle":
+                return self._trickle(label_for(messages))
+            if kind in ("refuse404", "refuse422") and hit:
+                return self._json(int(kind[-3:]), {"error": {"message": "this prompt cannot be served"}})
+            if kind == "refuse-echo" and hit:
+                sent = self.headers.get("Authorization", "")
+                return self._json(400, {"error": {"message": f"bad request (Authorization: {sent}) for key {sent[7:]}"}})
+            if kind == "filtered400" and hit:
+                return self._json(400, {"error": {"code": "content_filter", "message":
+                                                  "The response was filtered due to the prompt triggering Azure "
+                                                  "OpenAI's content management policy."}})
+            if (kind in ("filtered", "null") and hit) or (kind == "null-once" and first):
+                finish = "content_filter" if kind == "filtered" else "stop"
+                return self._json(200, {"choices": [{"index": 0, "message": {"role": "assistant", "content": None},
+                                                     "finish_reason": finish}]})
+            if kind == "nochoices" and hit:
+                return self._json(200, {"id": "cmpl-test", "choices": []})
+            if kind == "length" and hit:
+                return self._json(200, {"choices": [{"index": 0, "finish_reason": "length", "message": {
+                    "role": "assistant", "content": label_for(messages)[:3]}}]})
             if kind == "redirect":
                 return self._raw(302, b"", {"Location": state.redirect_to})
             if kind == "retryafter" and first:
                 return self._json(429, {"error": {"message": "slow down"}}, {"Retry-After": "3"})
-            if kind == "refuse" and sha[0] in "0123":
+            if kind == "refuse" and hit:
                 return self._json(400, {"error": {"message": "maximum context length exceeded"}})
             if kind == "unauthorized":
                 return self._json(401, {"error": {"message": "Incorrect API key provided", "type": "invalid_request_error"}})
@@ -86,6 +148,20 @@ def _handler(state: ServerState) -> type[http.server.BaseHTTPRequestHandler]:
                 "choices": [{"index": 0, "message": {"role": "assistant", "content": content}, "finish_reason": "stop"}],
                 "usage": {"prompt_tokens": len(body) // 4, "completion_tokens": len(content.split()), "total_tokens": 0},
             })
+
+        def _trickle(self, content: str) -> None:
+            body = json.dumps({"choices": [{"index": 0, "message": {"role": "assistant", "content": content},
+                                            "finish_reason": "stop"}]}).encode()
+            reply = (b"HTTP/1.1 200 OK\r\nContent-Type: application/json\r\n"
+                     + f"Content-Length: {len(body)}\r\n\r\n".encode() + body)
+            try:
+                for i in range(len(reply)):
+                    self.wfile.write(reply[i : i + 1])
+                    self.wfile.flush()
+                    time.sleep(state.trickle_seconds)
+            except (BrokenPipeError, ConnectionResetError):
+                pass  # the client's deadline cut the connection, as it should
+            self.close_connection = True
 
         def _json(self, code: int, payload: dict, headers: dict | None = None) -> None:
             self._raw(code, json.dumps(payload).encode(), headers)

@@ -23,13 +23,22 @@ class GenerationParams:
 
 @dataclass(frozen=True)
 class Generation:
-    """One model answer, or the error that prevented it (``error`` set, ``text`` empty)."""
+    """One model answer, or the error that prevented it (``error`` set, ``text`` empty).
+
+    ``finish_reason`` is why generation stopped as the backend reports it (``stop``, ``length`` when
+    the token limit cut the answer, ...; None when unknown). ``permanent`` marks an error that belongs
+    to the row itself (the server refused this prompt, filtered it, or never gave a usable reply):
+    it is recorded as the row's result and not asked again unless errors are retried; any other error
+    (a timeout, a 5xx after the retries) leaves the run incomplete, to be resumed.
+    """
 
     text: str
     prompt_tokens: int = 0
     completion_tokens: int = 0
     seconds: float = 0.0
     error: str | None = None
+    finish_reason: str | None = None
+    permanent: bool = False
 
 
 class Backend(ABC):
@@ -50,6 +59,10 @@ class Backend(ABC):
     def identity(self) -> dict[str, Any]:
         """What, besides prompt and parameters, decides the answer (the cache key uses it)."""
         return {"kind": self.kind, "model": self.model}
+
+    def preflight(self) -> None:
+        """Check, before a stage sends its first request, that this backend can work at all (server
+        reachable, key accepted); raise ConvbenchError with a one-line reason if not. Default: nothing to check."""
 
     @abstractmethod
     def generate(self, prompts: Sequence[Messages], params: GenerationParams) -> Iterator[tuple[int, Generation]]:

@@ -3,6 +3,8 @@
 Prompts are rendered with the tokenizer's chat template when it has one, else as plain
 ``ROLE: content`` lines ending in ``ASSISTANT:``. Decoding is greedy, batched, with left padding
 (so every prompt ends where generation starts); prompts are sorted by length to waste little padding.
+Each answer reports ``finish_reason``: ``length`` when it used all ``max_new_tokens`` without ending,
+else ``stop``. A prompt longer than the model's context is that row's (permanent) error.
 """
 
 from __future__ import annotations
@@ -108,7 +110,7 @@ class HFBackend(Backend):
                 # a row this model cannot answer: reported for the row, like a server's refusal
                 yield i, Generation("", prompt_tokens=length, error=(
                     f"refused for this row: prompt of {length} tokens + {params.max_new_tokens} new tokens "
-                    f"exceeds the model's context of {limit}"))
+                    f"exceeds the model's context of {limit}"), permanent=True)
             else:
                 fitting.append(i)
         order = sorted(fitting, key=lambda i: lengths[i])
@@ -131,12 +133,24 @@ class HFBackend(Backend):
         new_tokens = output[:, encoded["input_ids"].shape[1] :]
         seconds = (time.perf_counter() - began) / len(texts)
         prompt_lengths = encoded["attention_mask"].sum(dim=1).tolist()
+        stops = self._stop_ids()
         results = []
         for row, length in zip(new_tokens, prompt_lengths):
             kept = row[row != self.tokenizer.pad_token_id] if self.tokenizer.pad_token_id is not None else row
             text = self.tokenizer.decode(kept, skip_special_tokens=True)
-            results.append(Generation(text.strip(), int(length), int(kept.numel()), seconds))
+            # generation ends at a stop token or at the limit; a row that never met one was cut
+            ended = any(int(token) in stops for token in row.tolist())
+            results.append(Generation(text.strip(), int(length), int(kept.numel()), seconds,
+                                      finish_reason="stop" if ended or row.numel() < params.max_new_tokens else "length"))
         return results
+
+    def _stop_ids(self) -> set[int]:
+        """The token ids that end generation (the generation config's, else the tokenizer's eos)."""
+        config = getattr(self.lm, "generation_config", None)
+        ids = getattr(config, "eos_token_id", None)
+        if ids is None:
+            ids = self.tokenizer.eos_token_id
+        return {int(i) for i in (ids if isinstance(ids, (list, tuple)) else [ids]) if i is not None}
 
     def close(self) -> None:
         """Free the weights (and GPU memory) once the stage is done."""

@@ -1,15 +1,21 @@
 """Any server that speaks OpenAI's ``/v1/chat/completions``: vLLM, TGI, Ollama, OpenAI itself.
 
 Requests run concurrently (``concurrency`` worker threads) and each is retried on 429, 5xx, timeouts,
-dropped connections and malformed replies, with exponential backoff plus jitter, honouring a
-``Retry-After`` header. A request the server refuses for that row alone (400, 413, 422: a prompt too
-long, say) is returned as a failed answer for that row; any other HTTP error (401, 403, 404...) stops
-the run with the server's message, after every answer that had already arrived has been handed over.
-Ctrl-C stops new requests and retries at once; answers that already arrived are handed over first.
+dropped connections and malformed JSON, with exponential backoff plus jitter, honouring a
+``Retry-After`` header; if those still fail, the answer is a (non-permanent) error and the run is
+incomplete. ``timeout`` is a total deadline per attempt, however slowly the server sends.
+
+Per-row (permanent) errors: a request the server refuses for that row alone (400, 404, 413, 422: a
+prompt too long, say), a reply stopped by a content filter (``finish_reason: "content_filter"``), and a
+reply with no usable answer (empty ``choices``, ``message.content: null``) that stays so after the
+retries. Any other HTTP error (401, 403, ...) stops the run with the server's message, after every
+answer that had already arrived has been handed over. Ctrl-C stops new requests and retries at once.
+:meth:`OpenAICompatBackend.preflight` checks once that the server answers and accepts the key.
 
 The API key is read from an environment variable at request time. It is never stored on the object,
-in the cache key, in records, results or error messages, and redirects are refused so that it is never
-sent to another host. The server URL is recorded without user-info or query string.
+in the cache key, in records, results or error messages (a server that echoes it back has it
+redacted from every message), and redirects are refused so that it is never sent to another host.
+The server URL is recorded without user-info or query string.
 """
 
 from __future__ import annotations
@@ -30,22 +36,34 @@ from dataclasses import dataclass
 from typing import Any
 
 from ...errors import ConvbenchError
+from ..redact import redact
 from .base import Backend, Generation, GenerationParams, Messages
+from .deadline import Deadline, DeadlineHTTPHandler, DeadlineHTTPSHandler
 
 DEFAULT_BASE_URL = "https://api.openai.com/v1"
 DEFAULT_KEY_ENV = "OPENAI_API_KEY"
 RETRY_STATUS = {408, 409, 429, 500, 502, 503, 504}
-ROW_REFUSED_STATUS = {400, 413, 422}
+ROW_REFUSED_STATUS = {400, 404, 413, 422}
+KEY_REFUSED_STATUS = {401, 403}
 
 
 class BackendError(ConvbenchError):
-    """A request the server refused for good (bad model name, bad key...): retrying cannot help."""
+    """A request the server refused for good (bad key...): retrying cannot help, nor can other rows."""
+
+    def __init__(self, message: str, status: int | None = None) -> None:
+        super().__init__(message)
+        self.status = status  # the HTTP status, when there was one
 
 
 class _Retryable(Exception):
-    def __init__(self, reason: str, retry_after: float | None = None) -> None:
+    def __init__(self, reason: str, retry_after: float | None = None, status: int | None = None) -> None:
         super().__init__(reason)
         self.retry_after = retry_after
+        self.status = status  # the HTTP status, when the server replied at all
+
+
+class _InvalidReply(_Retryable):
+    """A well-formed reply without a usable answer: retried, then a per-row error."""
 
 
 class _RowRefused(Exception):
@@ -116,11 +134,39 @@ class OpenAICompatBackend(Backend):
         self.retries = 0
         self._rng = random.Random()
         self._lock = threading.Lock()
-        self._opener = urllib.request.build_opener(_NoRedirect)
+        self._opener = urllib.request.build_opener(_NoRedirect, DeadlineHTTPHandler, DeadlineHTTPSHandler)
         self._sleep = None  # tests may replace the wait between attempts
+        self._checked = False
 
     def identity(self) -> dict[str, Any]:
         return {"kind": self.kind, "model": self.model, "base_url": self.base_url}
+
+    def preflight(self) -> None:
+        """One ``GET /models`` (once per backend): fail at once, in one line, when the server cannot be
+        reached (refused, unknown host, no reply within ``timeout``) or refuses the key (401/403). Any
+        other reply means the server is there; its chat requests have their own retries and rules."""
+        if self._checked:
+            return
+        url = f"{self._url}/models"
+        request = urllib.request.Request(url, headers=self._headers(), method="GET")
+        try:
+            self._send(request, url)
+        except BackendError as err:
+            if err.status in KEY_REFUSED_STATUS:
+                raise BackendError(f"{err}{self._key_hint()}", err.status) from None
+            if err.status is None:  # a refused redirect: every request would meet it
+                raise
+        except _Retryable as err:
+            if err.status is None:  # no HTTP reply at all: nothing will work
+                raise ConvbenchError(f"{err} ({self.spec}); check --base-url and that the server is running") from None
+        except _RowRefused:
+            pass
+        self._checked = True
+
+    def _key_hint(self) -> str:
+        if os.environ.get(self.api_key_env):
+            return ""
+        return f" (no API key was sent: ${self.api_key_env} is not set; set it or name another variable with --api-key-env)"
 
     def generate(self, prompts: Sequence[Messages], params: GenerationParams) -> Iterator[tuple[int, Generation]]:
         jobs: queue.Queue[tuple[int, Messages]] = queue.Queue()
@@ -162,16 +208,17 @@ class OpenAICompatBackend(Backend):
              "temperature": params.temperature}
         ).encode("utf-8")
         start = time.perf_counter()
-        last_error = ""
+        last_error: _Retryable | None = None
         for attempt in range(self.retry.max_retries + 1):
             if stop.is_set():
                 return Generation("", seconds=time.perf_counter() - start, error="stopped before an answer")
             try:
-                return _generation(self._post(body), time.perf_counter() - start)
+                return _generation(self._post(body), time.perf_counter() - start, self._redact)
             except _RowRefused as err:
-                return Generation("", seconds=time.perf_counter() - start, error=f"refused for this row: {err}")
+                return Generation("", seconds=time.perf_counter() - start, error=f"refused for this row: {err}",
+                                  permanent=True)
             except _Retryable as err:
-                last_error = str(err)
+                last_error = err
                 if attempt == self.retry.max_retries:
                     break
                 with self._lock:
@@ -181,38 +228,60 @@ class OpenAICompatBackend(Backend):
                     self._sleep(wait)
                 elif stop.wait(wait):
                     break
-        return Generation("", seconds=time.perf_counter() - start,
+        # an answer the server keeps failing to give is this row's error; a server failing is the run's
+        return Generation("", seconds=time.perf_counter() - start, permanent=isinstance(last_error, _InvalidReply),
                           error=f"gave up after {attempt + 1} attempts: {last_error}")
 
-    def _post(self, body: bytes) -> dict[str, Any]:
-        url = f"{self._url}/chat/completions"
-        shown = public_url(url)
+    def _headers(self) -> dict[str, str]:
         headers = {"Content-Type": "application/json", "User-Agent": "convbench"}
         key = os.environ.get(self.api_key_env)
         if key:
             headers["Authorization"] = f"Bearer {key}"
-        request = urllib.request.Request(url, data=body, headers=headers, method="POST")
-        try:
-            with self._opener.open(request, timeout=self.timeout) as response:
-                payload = response.read()
-        except urllib.error.HTTPError as err:
-            detail = _error_detail(err)
-            if err.code in RETRY_STATUS:
-                raise _Retryable(f"HTTP {err.code} from {shown}: {detail}", _retry_after(err.headers)) from None
-            if err.code in ROW_REFUSED_STATUS:
-                raise _RowRefused(f"HTTP {err.code} from {shown}: {detail}") from None
-            raise BackendError(f"HTTP {err.code} from {shown}: {detail}") from None
-        except (TimeoutError, socket.timeout) as err:
-            raise _Retryable(f"no reply from {shown} within {self.timeout:g}s") from err
-        except (urllib.error.URLError, http.client.HTTPException, ConnectionError) as err:
-            reason = getattr(err, "reason", err)
-            if isinstance(reason, BackendError):
-                raise reason from None
-            raise _Retryable(f"connection to {shown} failed: {reason}") from err
+        return headers
+
+    def _redact(self, text: str) -> str:
+        """``text`` without the API key or any Authorization value (servers may echo them)."""
+        return redact(text, [os.environ.get(self.api_key_env)])
+
+    def _post(self, body: bytes) -> dict[str, Any]:
+        url = f"{self._url}/chat/completions"
+        payload = self._send(urllib.request.Request(url, data=body, headers=self._headers(), method="POST"), url)
         try:
             return json.loads(payload)
         except (json.JSONDecodeError, UnicodeDecodeError):
-            raise _Retryable(f"malformed JSON from {shown}: {payload[:80]!r}") from None
+            excerpt = self._redact(repr(payload[:200]))[:80]
+            raise _Retryable(f"malformed JSON from {public_url(url)}: {excerpt}") from None
+
+    def _send(self, request: urllib.request.Request, url: str) -> bytes:
+        """The reply body, within ``timeout`` in all; HTTP and connection errors as the exceptions above."""
+        shown = public_url(url)
+        deadline = Deadline(self.timeout)
+        request.deadline = deadline  # type: ignore[attr-defined]  # read by the Deadline handlers
+        with deadline:
+            try:
+                with self._opener.open(request, timeout=self.timeout) as response:
+                    payload = response.read()
+            except urllib.error.HTTPError as err:
+                if deadline.expired:
+                    raise _Retryable(f"no complete reply from {shown} within {self.timeout:g}s") from None
+                detail = _error_detail(err, self._redact)
+                message = f"HTTP {err.code} from {shown}: {detail}"
+                if err.code in RETRY_STATUS:
+                    raise _Retryable(message, _retry_after(err.headers), status=err.code) from None
+                if err.code in ROW_REFUSED_STATUS or (err.code not in KEY_REFUSED_STATUS and _filtered(detail)):
+                    raise _RowRefused(message) from None
+                raise BackendError(message, err.code) from None
+            except (TimeoutError, socket.timeout, urllib.error.URLError, http.client.HTTPException, ConnectionError,
+                    OSError) as err:
+                reason = getattr(err, "reason", err)
+                if isinstance(reason, BackendError):
+                    raise reason from None
+                if deadline.expired or isinstance(reason, (TimeoutError, socket.timeout)):
+                    raise _Retryable(f"no complete reply from {shown} within {self.timeout:g}s") from None
+                raise _Retryable(f"connection to {shown} failed: {self._redact(str(reason))}") from None
+        if deadline.expired:  # the body was cut short when the time ran out
+            raise _Retryable(f"no complete reply from {shown} within {self.timeout:g}s")
+        return payload
 
 
 def _arrived(results: queue.Queue) -> Iterator[tuple[int, Generation]]:
@@ -226,21 +295,39 @@ def _arrived(results: queue.Queue) -> Iterator[tuple[int, Generation]]:
             yield index, outcome
 
 
-def _generation(reply: Any, seconds: float) -> Generation:
-    try:
-        text = reply["choices"][0]["message"]["content"]
-    except (KeyError, IndexError, TypeError):
-        raise _Retryable(f"reply has no choices[0].message.content: {str(reply)[:120]}") from None
-    if text is not None and not isinstance(text, str):
-        raise _Retryable(f"reply content is not text: {str(text)[:120]}")
-    usage = reply.get("usage") if isinstance(reply, dict) else None
+def _generation(reply: Any, seconds: float, clean: Any = str) -> Generation:
+    """The answer in an OpenAI-style reply; ``clean`` redacts server text quoted in errors."""
+    choices = reply.get("choices") if isinstance(reply, dict) else None
+    if not choices and isinstance(reply, dict) and _filtered(str(reply.get("error", ""))):
+        raise _RowRefused(f"content filter: {clean(str(reply['error'])[:400])[:200]}")
+    if not isinstance(choices, list) or not choices or not isinstance(choices[0], dict):
+        raise _InvalidReply(f"reply has no choices: {clean(str(reply)[:400])[:120]}")
+    choice = choices[0]
+    finish = choice.get("finish_reason")
+    finish = finish if isinstance(finish, str) else None
+    message = choice.get("message")
+    text = message.get("content") if isinstance(message, dict) else None
+    if finish == "content_filter":
+        raise _RowRefused("content filter: the server withheld the answer (finish_reason 'content_filter')")
+    if text is None:
+        raise _InvalidReply(f"reply has message.content null (finish_reason {finish!r})")
+    if not isinstance(text, str):
+        raise _InvalidReply(f"reply content is not text: {clean(str(text)[:400])[:120]}")
+    usage = reply.get("usage")
     usage = usage if isinstance(usage, dict) else {}
     return Generation(
-        text or "",
+        text,
         prompt_tokens=_int(usage.get("prompt_tokens")),
         completion_tokens=_int(usage.get("completion_tokens")),
         seconds=seconds,
+        finish_reason=finish,
     )
+
+
+def _filtered(text: str) -> bool:
+    """Whether an error message says a content filter stopped the answer (OpenAI, Azure wordings)."""
+    folded = text.casefold()
+    return any(s in folded for s in ("content_filter", "content filter", "content management policy"))
 
 
 def _int(value: Any) -> int:
@@ -263,7 +350,7 @@ def _retry_after(headers: Any) -> float | None:
         return None
 
 
-def _error_detail(err: urllib.error.HTTPError) -> str:
+def _error_detail(err: urllib.error.HTTPError, clean: Any = str) -> str:
     try:
         text = err.read().decode("utf-8", errors="replace")
     except OSError:
@@ -273,4 +360,5 @@ def _error_detail(err: urllib.error.HTTPError) -> str:
         text = message.get("message", text) if isinstance(message, dict) else str(message)
     except (json.JSONDecodeError, AttributeError):
         pass
-    return " ".join(text.split())[:200] or str(err.reason)
+    # redacted before it is shortened: a cut could leave the head of a key that no longer matches
+    return clean(" ".join(text.split()))[:200] or clean(str(err.reason))

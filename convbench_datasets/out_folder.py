@@ -1,0 +1,145 @@
+"""The folder a build writes into: which folders it may replace, and how it swaps new files in.
+
+A build may write into a missing or empty folder, or replace an earlier build, recognised by the marker
+file :data:`MARKER` that every build writes: JSON with the benchmark, the convbench version and every
+file the build wrote. A folder with anything else in it (hidden entries only included: a home folder
+holds nothing but dotfiles) is refused, naming the folder, so a typo in ``--out`` cannot touch a
+user's files.
+
+Replacing never moves the folder itself (its inode, mode and hidden entries such as ``.git`` stay put):
+the earlier build's files move into a fresh ``.NAME.old-XXXX`` folder beside it, the new files move
+in, and only then is the old copy deleted. If a move fails, every move made is undone, so the earlier
+build is left as it was. Nothing is ever deleted that a build did not write.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import tempfile
+from pathlib import Path
+
+from ._version import __version__
+from .errors import BuildError
+
+MARKER = ".convbench-build"
+
+
+def write_marker(folder: Path, benchmark: str) -> None:
+    """Record in ``folder`` that a build of ``benchmark`` wrote every file now in it.
+
+    The content depends only on the files' names and the version, so rebuilds stay byte-identical.
+    """
+    files = sorted(p.relative_to(folder).as_posix() for p in folder.rglob("*") if p.is_file())
+    record = {"benchmark": benchmark, "convbench": __version__, "files": files}
+    (folder / MARKER).write_text(json.dumps(record, indent=1) + "\n", encoding="utf-8")
+
+
+def replaceable_entries(target: Path) -> list[str]:
+    """The top-level names in ``target`` that an earlier build wrote, to be replaced; [] when ``target``
+    is missing or empty.
+
+    Raises:
+        BuildError: ``target`` is not a folder, is the current folder or one above it, or holds
+            anything an earlier build did not write (the message names the folder and the entry).
+    """
+    if not target.exists():
+        return []
+    if not target.is_dir():
+        raise BuildError(f"output {target} exists and is not a folder")
+    if target == Path.cwd() or target in Path.cwd().parents or target.parent == target:
+        raise BuildError(f"output {target} is the current folder or one above it; choose a folder to create")
+    names = sorted(os.listdir(target))
+    if not names:
+        return []
+    owned = _files_of_earlier_build(target)
+    folders = {f.rsplit("/", i)[0] for f in owned for i in range(1, f.count("/") + 1)}
+    visible = [n for n in names if not n.startswith(".")]
+    for name in visible:
+        foreign = _first_unlisted(target, name, owned, folders)
+        if foreign is not None:
+            raise BuildError(f"output folder {target} holds {foreign}, which no convbench build wrote; "
+                             "move it away or choose another --out")
+    return [*visible, MARKER]  # hidden entries other than the marker (.git, .gitattributes) stay
+
+
+def _files_of_earlier_build(target: Path) -> set[str]:
+    from .hub import GENERATED_PREFIX  # hub imports this module; the card's mark is its fact
+
+    marker = target / MARKER
+    if not marker.is_file():
+        card = target / "README.md"
+        legacy = card.is_file() and GENERATED_PREFIX in card.read_text(encoding="utf-8", errors="replace")
+        hint = " (built by a convbench that wrote no marker: delete it to rebuild)" if legacy else ""
+        raise BuildError(f"output folder {target} is not empty and is not a convbench build (no {MARKER} "
+                         f"file){hint}; choose another --out")
+    try:
+        files = json.loads(marker.read_text(encoding="utf-8"))["files"]
+        if not isinstance(files, list) or not all(isinstance(f, str) for f in files):
+            raise TypeError("'files' is not a list of paths")
+    except (ValueError, KeyError, TypeError) as err:
+        raise BuildError(f"output folder {target}: {marker} is not a convbench build marker ({err}); "
+                         "choose another --out") from None
+    return set(files)
+
+
+def _first_unlisted(root: Path, name: str, owned: set[str], folders: set[str]) -> str | None:
+    """The first path under ``root/name`` that is neither a listed file nor a listed file's folder."""
+    pending = [name]
+    while pending:
+        rel = pending.pop()
+        path = root / rel
+        if path.is_dir() and not path.is_symlink():
+            if rel not in folders:
+                return rel + "/"
+            pending.extend(f"{rel}/{child}" for child in sorted(os.listdir(path), reverse=True))
+        elif rel not in owned:
+            return rel
+    return None
+
+
+def swap_in(staging: Path, target: Path, replaced: list[str]) -> None:
+    """Move the entries of ``staging`` into ``target`` in place of ``replaced`` (top-level names from
+    :func:`replaceable_entries`), then delete the replaced entries and ``staging``.
+
+    On failure every move is undone and the error re-raised (an OSError as a BuildError naming
+    ``target``); ``staging`` then holds only new files.
+    """
+    if not target.exists():
+        os.rename(staging, target)
+        return
+    retired = Path(tempfile.mkdtemp(prefix=f".{target.name}.old-", dir=target.parent))
+    moves: list[tuple[Path, Path]] = []
+    try:
+        for name in replaced:
+            _move(target / name, retired / name, moves)
+        for name in sorted(os.listdir(staging)):
+            _move(staging / name, target / name, moves)
+    except OSError as err:
+        _undo(moves, retired)
+        raise BuildError(f"could not swap the new build into {target} ({err}); the folder is as it was") from err
+    except BaseException:  # KeyboardInterrupt included: leave the earlier build whole
+        _undo(moves, retired)
+        raise
+    shutil.rmtree(retired)
+    staging.rmdir()
+
+
+def _move(source: Path, dest: Path, moves: list[tuple[Path, Path]]) -> None:
+    if not os.path.lexists(source):
+        return  # a listed entry the user already deleted
+    if os.path.lexists(dest):  # never overwrite: a hidden entry of the user's could share a new file's name
+        raise BuildError(f"cannot move {source.name} into {dest.parent}: {dest} already exists")
+    os.rename(source, dest)
+    moves.append((source, dest))
+
+
+def _undo(moves: list[tuple[Path, Path]], retired: Path) -> None:
+    try:
+        for source, dest in reversed(moves):
+            os.rename(dest, source)
+        retired.rmdir()
+    except OSError as err:
+        raise BuildError(f"could not restore the earlier build after a failed swap ({err}); "
+                         f"its remaining files are in {retired}") from err

@@ -1,0 +1,141 @@
+"""The OpenAI-compatible backend under server faults: per-row refusals, unusable replies, a trickling
+server, an echoed key, and a server that cannot be reached (issue #10)."""
+
+from __future__ import annotations
+
+import socket
+import time
+
+import pytest
+
+from convbench_datasets.errors import ConvbenchError
+from convbench_datasets.runner.backends import GenerationParams
+from convbench_datasets.runner.backends.openai_compat import BackendError, OpenAICompatBackend, RetryPolicy
+from tests.support.openai_server import ServerState, affected, label_for, openai_server
+
+FAST = RetryPolicy(max_retries=2, base_delay=0.01, max_delay=0.02)
+PROMPTS = [[{"role": "user", "content": f"question {i}"}] for i in range(12)]
+PARAMS = GenerationParams(max_new_tokens=16)
+HIT = [i for i, p in enumerate(PROMPTS) if affected(p)]  # the rows the server's faults hit: 5 of these 12
+
+
+def _generate(model: str, url: str, **kwargs) -> dict:
+    backend = OpenAICompatBackend(model, base_url=url, retry=kwargs.pop("retry", FAST), concurrency=4, **kwargs)
+    return dict(backend.generate(PROMPTS, PARAMS))
+
+
+def _hit(out: dict) -> list[int]:
+    return [i for i, g in out.items() if g.error is not None]
+
+
+@pytest.mark.parametrize("model, status", [("refuse", 400), ("refuse404", 404), ("refuse422", 422)])
+def test_refusals_are_permanent_errors_of_their_rows(model: str, status: int) -> None:
+    with openai_server() as (url, state):
+        out = _generate(model, url)
+    refused = _hit(out)
+    assert sorted(refused) == HIT and state.count() == 12  # refusals are not retried
+    for i in refused:
+        assert out[i].permanent and out[i].error.startswith(f"refused for this row: HTTP {status} from {url}/chat/completions")
+    assert all(out[i].text == label_for(PROMPTS[i]) and out[i].finish_reason == "stop" for i in out if i not in refused)
+
+
+@pytest.mark.parametrize("model, wording", [("filtered", "finish_reason 'content_filter'"),
+                                            ("filtered400", "content management policy")])
+def test_content_filter_is_a_permanent_error(model: str, wording: str) -> None:
+    with openai_server() as (url, state):
+        out = _generate(model, url)
+    filtered = _hit(out)
+    assert sorted(filtered) == HIT and state.count() == 12  # not retried: the same prompt is filtered again
+    assert all(out[i].permanent and wording in out[i].error for i in filtered)
+
+
+@pytest.mark.parametrize("model, wording", [("null", "message.content null"), ("nochoices", "reply has no choices")])
+def test_replies_without_an_answer_are_retried_then_permanent(model: str, wording: str) -> None:
+    # before the fix, content null became an empty answer (cached as an empty turn) and empty choices
+    # a transient failure that blocked the run forever
+    with openai_server() as (url, state):
+        out = _generate(model, url)
+    bad = _hit(out)
+    assert sorted(bad) == HIT and state.count() == 12 + 2 * len(bad)  # 1 try + 2 retries (FAST) for each bad row
+    assert all(out[i].permanent and out[i].text == "" and "gave up after 3 attempts" in out[i].error and wording in out[i].error
+               for i in bad)
+
+
+def test_a_null_reply_that_clears_on_retry_is_an_answer() -> None:
+    with openai_server() as (url, state):
+        out = _generate("null-once", url)
+    assert _hit(out) == [] and all(out[i].text == label_for(PROMPTS[i]) for i in out)
+
+
+def test_finish_reason_is_reported() -> None:
+    with openai_server() as (url, _):
+        out = _generate("length", url)
+    cut = [i for i, g in out.items() if g.finish_reason == "length"]
+    # the server cuts the affected rows to 3 characters: a cut answer is still an answer
+    assert sorted(cut) == HIT and all(out[i].error is None and out[i].text == label_for(PROMPTS[i])[:3] for i in cut)
+    assert {out[i].finish_reason for i in out if i not in cut} == {"stop"}
+
+
+def test_timeout_is_a_total_deadline_per_attempt() -> None:
+    # The server sends one byte every 0.5 s (about 150 bytes: over a minute). Each socket read returns
+    # within the timeout, so a per-read timeout (the bug) waited for the whole reply, ~75 s per attempt.
+    with openai_server(ServerState(trickle_seconds=0.5)) as (url, state):
+        backend = OpenAICompatBackend("trickle", base_url=url, retry=RetryPolicy(max_retries=1, base_delay=0.01),
+                                      timeout=1.0)
+        began = time.monotonic()
+        out = dict(backend.generate(PROMPTS[:1], PARAMS))
+        elapsed = time.monotonic() - began
+    assert elapsed < 10, f"two 1-second attempts took {elapsed:.0f}s"
+    assert out[0].error == f"gave up after 2 attempts: no complete reply from {url}/chat/completions within 1s"
+    assert not out[0].permanent  # a slow server is the run's problem, not the row's: rerun to finish
+
+
+def test_an_echoed_key_is_redacted_from_errors(monkeypatch: pytest.MonkeyPatch) -> None:
+    secret = "sk-echoed-secret-7731"
+    monkeypatch.setenv("CONVBENCH_TEST_KEY", secret)
+    with openai_server(ServerState(require_key="sk-the-right-one")) as (url, _):
+        backend = OpenAICompatBackend("label", base_url=url, api_key_env="CONVBENCH_TEST_KEY", retry=FAST)
+        with pytest.raises(BackendError) as err:
+            backend.preflight()
+    assert "HTTP 401" in str(err.value) and "Incorrect API key provided: Bearer [redacted]" in str(err.value)
+    assert secret not in str(err.value)
+    with openai_server() as (url, _):
+        out = _generate("refuse-echo", url, api_key_env="CONVBENCH_TEST_KEY")
+    refused = _hit(out)
+    assert sorted(refused) == HIT and all(secret not in out[i].error and "Authorization: [redacted]" in out[i].error for i in refused)
+
+
+def test_preflight_names_a_missing_key(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.delenv("CONVBENCH_NO_KEY", raising=False)
+    with openai_server(ServerState(require_key="sk-needed")) as (url, state):
+        backend = OpenAICompatBackend("label", base_url=url, api_key_env="CONVBENCH_NO_KEY")
+        with pytest.raises(BackendError, match=r"HTTP 401 .*no API key was sent: \$CONVBENCH_NO_KEY is not set"):
+            backend.preflight()
+    assert state.gets == 1 and state.count() == 0
+
+
+def test_preflight_runs_once_and_accepts_a_server_without_models() -> None:
+    with openai_server(ServerState(models=[])) as (url, state):
+        backend = OpenAICompatBackend("label", base_url=url)
+        backend.preflight()
+        backend.preflight()
+        assert state.gets == 1
+        backend = OpenAICompatBackend("label", base_url=url.replace("/v1", "/other"))  # GET answers 404: still a server
+        backend.preflight()
+
+
+def _closed_port() -> int:
+    with socket.socket() as sock:
+        sock.bind(("127.0.0.1", 0))
+        return sock.getsockname()[1]
+
+
+@pytest.mark.parametrize("url, reason", [(f"http://127.0.0.1:{_closed_port()}/v1", "refused"),
+                                         ("http://nonexistent.invalid/v1", "connection to http://nonexistent.invalid/v1/models failed")])
+def test_preflight_fails_fast_when_the_server_cannot_be_reached(url: str, reason: str) -> None:
+    backend = OpenAICompatBackend("label", base_url=url)
+    began = time.monotonic()
+    with pytest.raises(ConvbenchError) as err:
+        backend.preflight()
+    assert time.monotonic() - began < 10
+    assert reason in str(err.value) and "check --base-url" in str(err.value) and "\n" not in str(err.value)

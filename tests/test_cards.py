@@ -1,0 +1,51 @@
+"""The YAML headers of the built dataset cards: what the Hub reads for license and size."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+import yaml
+
+from convbench_datasets.hub import BuiltConfig, BuiltDataset, size_category
+
+
+def _header(folder: Path) -> dict:
+    text = (folder / "README.md").read_text(encoding="utf-8")
+    assert text.startswith("---\n")
+    return yaml.safe_load(text[4 : text.index("\n---\n", 4)])
+
+
+def _largest_config(header: dict) -> int:
+    return max(sum(s["num_examples"] for s in info["splits"]) for info in header["dataset_info"])
+
+
+@pytest.mark.parametrize("fixture", ["nc_built", "nico_built", "cocoeval_built"])
+def test_card_header_parses_and_has_license_and_size(fixture: str, request: pytest.FixtureRequest) -> None:
+    folder = request.getfixturevalue(fixture)
+    header = _header(folder)
+    # every build here is under 1,000 rows in its largest config (nc: all = 720; nico: the 20-dialogue
+    # sample; cocoeval: 200 test + 203 train), the Hub's "n<1K" bin
+    assert _largest_config(header) < 1000 and header["size_categories"] == ["n<1K"]
+    if fixture == "nc_built":
+        assert header["license"] == "apache-2.0"  # IBM's upstream license, a Hub license id
+        return
+    # nico and cocoeval: no single Hub license id fits (user data / mixed sources), so the Hub's form
+    # for another license: `other`, an id of our own and a link to a file in the repository
+    assert header["license"] == "other"
+    assert header["license_name"] == {"nico_built": "nico-user-provided",
+                                      "cocoeval_built": "cocoeval-reconstruction-mixed-sources"}[fixture]
+    assert header["license_link"] == "LICENSE.md"
+    assert (folder / "LICENSE.md").read_text(encoding="utf-8").startswith("# Terms of this ")
+
+
+@pytest.mark.parametrize("rows,expected", [(0, "n<1K"), (999, "n<1K"), (1000, "1K<n<10K"), (4000, "1K<n<10K"),
+                                           (10_000, "10K<n<100K"), (2_500_000, "1M<n<10M")])
+def test_size_category_bins(rows: int, expected: str, tmp_path: Path) -> None:
+    # the Hub's bins (hub-docs datasetcard.md: n<1K, 1K<n<10K, ...); NICO's 4,000 dialogues fall in 1K<n<10K.
+    # The largest config counts, its splits together: here one config of rows split in two.
+    built = BuiltDataset(name="t", features=None, configs=[
+        BuiltConfig("a", {"train": [{}] * (rows - rows // 3), "test": [{}] * (rows // 3)}),
+        BuiltConfig("b", {"train": [{}]}),
+    ], card_template=tmp_path / "card.md")
+    assert size_category(built) == expected

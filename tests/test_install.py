@@ -1,0 +1,105 @@
+"""`convbench install`: offline, load_dataset("convbench/<name>") gives the build, every config and the default.
+
+Each check runs in a fresh process with a fresh HF_HOME: datasets reads HF_HOME and the offline flags
+when it is imported. The expected rows are the built folder's own, read by datasets from the folder.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+LOAD = """
+import json, sys
+import datasets
+name, configs = sys.argv[1], json.loads(sys.argv[2])
+out = {"default": {s: d.to_list() for s, d in datasets.load_dataset("convbench/" + name).items()}}
+for config in configs:
+    out[config] = {s: d.to_list() for s, d in datasets.load_dataset("convbench/" + name, config).items()}
+print(json.dumps(out))
+"""
+
+
+def _env(hf_home: Path) -> dict[str, str]:
+    env = {**os.environ, "HF_HOME": str(hf_home), "HF_HUB_OFFLINE": "1", "HF_DATASETS_OFFLINE": "1"}
+    env.pop("HF_DATASETS_CACHE", None)
+    return env
+
+
+def _cli(env: dict[str, str], *argv: str) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, "-m", "convbench_datasets.cli", *argv, "--no-progress"], env=env,
+                          capture_output=True, text=True, timeout=300)
+
+
+def _expected(folder: Path) -> tuple[dict, str]:
+    """Every config of the built folder as datasets reads the folder itself, and the card's default."""
+    import datasets
+    import yaml
+
+    header = yaml.safe_load((folder / "README.md").read_text(encoding="utf-8").split("---\n")[1])
+    default = next(c["config_name"] for c in header["configs"] if c.get("default"))
+    rows = {c["config_name"]: {s: d.to_list() for s, d in datasets.load_dataset(str(folder), c["config_name"]).items()}
+            for c in header["configs"]}
+    return rows, default
+
+
+@pytest.mark.parametrize("fixture", ["nc_built", "nico_built"])
+def test_installed_build_loads_by_repo_id_offline(fixture: str, request: pytest.FixtureRequest, tmp_path: Path) -> None:
+    folder: Path = request.getfixturevalue(fixture)
+    name = folder.name
+    expected, default = _expected(folder)
+    env = _env(tmp_path / "hf")
+    before = subprocess.run([sys.executable, "-c", LOAD, name, "[]"], env=env, capture_output=True, text=True, timeout=300)
+    assert before.returncode != 0 and "convbench/" + name in before.stderr  # what the issue reports: offline it fails
+    done = _cli(env, "install", name, "--dataset", str(folder))
+    assert done.returncode == 0, done.stderr
+    assert f"installed convbench/{name} into " in done.stdout
+    loaded = subprocess.run([sys.executable, "-c", LOAD, name, json.dumps(sorted(expected))], env=env,
+                            capture_output=True, text=True, timeout=300, cwd=tmp_path)
+    assert loaded.returncode == 0, loaded.stderr
+    got = json.loads(loaded.stdout)
+    assert got.pop("default") == expected[default]
+    assert got == expected
+
+
+def test_a_copy_convbench_did_not_install_is_never_touched(nico_built: Path, tmp_path: Path) -> None:
+    env = _env(tmp_path / "hf")
+    foreign = tmp_path / "hf" / "datasets" / "convbench___nico" / "dialogs" / "0.0.0" / "0123abcd"
+    foreign.mkdir(parents=True)
+    (foreign / "dataset_info.json").write_text('{"config_name": "dialogs"}')  # as a download from the Hub would leave
+    refused = _cli(env, "install", "nico", "--dataset", str(nico_built))
+    assert refused.returncode == 1
+    assert refused.stderr.startswith(f"convbench: error: {foreign} holds a convbench/nico that convbench did not install")
+    assert sorted(p.name for p in foreign.parent.parent.parent.iterdir()) == ["dialogs"]  # nothing written
+    forced = _cli(env, "install", "nico", "--dataset", str(nico_built), "--force")
+    assert forced.returncode == 0, forced.stderr
+    assert (foreign / "dataset_info.json").read_text() == '{"config_name": "dialogs"}'  # kept as it was
+    code = "import datasets; print(datasets.load_dataset('convbench/nico', 'dialogs', split='train').num_rows)"
+    loaded = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, timeout=300)
+    assert loaded.returncode == 0, loaded.stderr  # ours is the newest, so the one loaded
+
+
+def test_reinstall_replaces_only_our_earlier_install(nico_built: Path, tmp_path: Path) -> None:
+    import shutil
+
+    env = _env(tmp_path / "hf")
+    assert _cli(env, "install", "nico", "--dataset", str(nico_built)).returncode == 0
+    root = tmp_path / "hf" / "datasets" / "convbench___nico"
+    first = sorted(root.glob("*/*/*"))
+    changed = tmp_path / "nico"
+    shutil.copytree(nico_built, changed)
+    (changed / "LICENSE").write_text("changed\n")  # another build: other hashes
+    assert _cli(env, "install", "nico", "--dataset", str(changed)).returncode == 0
+    second = sorted(root.glob("*/*/*"))
+    assert len(second) == len(first) and not set(first) & set(second)  # the earlier install is gone, not doubled
+
+
+def test_a_folder_that_is_not_a_build_is_refused(tmp_path: Path) -> None:
+    (tmp_path / "nc").mkdir()
+    done = _cli(_env(tmp_path / "hf"), "install", "nc", "--dataset", str(tmp_path / "nc"))
+    assert done.returncode == 1 and "is not a convbench build of nc" in done.stderr

@@ -1,0 +1,113 @@
+"""Self-contained metric modules: exported (as `convbench publish metric` uploads them), they load with
+evaluate in a process where convbench_datasets cannot be imported and give the package's numbers."""
+
+from __future__ import annotations
+
+import json
+import os
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from convbench_datasets.errors import ConvbenchError
+from convbench_datasets.standalone import _check_requirements, metric_names
+
+# The expected numbers are the package's own scoring functions on the same inputs (computed below).
+CASES = {
+    "ncbench_action": {
+        "predictions": ["Repeat", "Paraphrase", "PreClosing, Silence", "no idea"],
+        "references": [["Repeat", "Partial Repeat"], ["Repeat", "Partial Repeat"], ["Silence"], ["Answer"]],
+        "patterns": ["Repeat Request", "Repeat Request", "Closing", "Inquiry"],
+        "sets": ["basic", "basic", "basic", "rag"],
+    },
+    "nico_generation": {
+        "predictions": ["我今天很开心", "好啊，我同意！", "你好"],
+        "references": ["我今天很开心", "行，我同意。", "再见了朋友"],
+        "interaction_types": ["a", "b", "b"],
+    },
+    "unnatural_sentence_prf": {
+        "predictions": ["无", "我对于此事表示赞同\n今天天气很好", "没有"],
+        "references": [[], ["我对于此事表示赞同。"], ["这是一个句子。"]],
+        "match": "fuzzy",
+        "threshold": 0.8,
+    },
+    "behavior_frequency": {
+        "predictions": [["Repetition"], [], ["Off Topic", "Off Topic"]],
+        "references": [["Repetition", "Off Topic"], ["Off Topic"], []],
+        "behaviours": ["Repetition", "Off Topic"],
+        "n_bootstrap": 50,
+        "seed": 3,
+    },
+}
+
+LOAD = """
+import json, sys
+try:
+    import convbench_datasets
+except ImportError:
+    pass
+else:
+    sys.exit("convbench_datasets is importable: the test would prove nothing")
+import evaluate
+folder, kwargs = sys.argv[1], json.loads(sys.argv[2])
+print(json.dumps(evaluate.load(folder).compute(**kwargs)))
+"""
+
+
+def _package_scores(name: str, kwargs: dict) -> dict:
+    from convbench_datasets.scoring.behavior_frequency import score_frequencies
+    from convbench_datasets.scoring.ncbench_action import score_actions
+    from convbench_datasets.scoring.nico_generation import score_generation
+    from convbench_datasets.scoring.unnatural_prf import score_unnatural
+
+    score = {"ncbench_action": score_actions, "nico_generation": score_generation,
+             "unnatural_sentence_prf": score_unnatural, "behavior_frequency": score_frequencies}[name]
+    return json.loads(json.dumps(score(**kwargs)))
+
+
+def test_every_metric_has_a_case() -> None:
+    assert sorted(CASES) == metric_names()
+
+
+@pytest.fixture(scope="module")
+def exported(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    out = tmp_path_factory.mktemp("standalone")
+    done = subprocess.run([sys.executable, "-m", "convbench_datasets.cli", "metrics", "export", "--out", str(out)],
+                          capture_output=True, text=True, timeout=120)
+    assert done.returncode == 0, done.stderr
+    return out
+
+
+@pytest.mark.parametrize("name", sorted(CASES))
+def test_exported_metric_runs_without_convbench(name: str, exported: Path, tmp_path: Path) -> None:
+    folder = exported / name
+    assert sorted(p.name for p in folder.iterdir()) == sorted(
+        [f"{name}.py", "_convbench_scoring.py", "README.md", "requirements.txt"])
+    module = (folder / f"{name}.py").read_text()
+    assert not re.search(r"^\s*(from|import)\s+convbench_datasets", module, re.M)
+    assert re.search(r"^from \._convbench_scoring import ", module, re.M)  # one line: evaluate's loader copies that file
+    # A stub first on the path makes `import convbench_datasets` fail, as on a machine without convbench.
+    stub = tmp_path / "stub" / "convbench_datasets"
+    stub.mkdir(parents=True)
+    (stub / "__init__.py").write_text("raise ImportError('convbench is not installed here')\n")
+    env = {**os.environ, "PYTHONPATH": str(stub.parent), "HF_HOME": str(tmp_path / "hf"), "HF_EVALUATE_OFFLINE": "1"}
+    env.pop("HF_MODULES_CACHE", None)
+    kwargs = CASES[name]
+    done = subprocess.run([sys.executable, "-c", LOAD, str(folder), json.dumps(kwargs)], env=env, cwd=tmp_path,
+                          capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0, done.stderr
+    assert json.loads(done.stdout) == _package_scores(name, kwargs)
+
+
+def test_requirements_must_cover_every_third_party_import(tmp_path: Path) -> None:
+    requirements = tmp_path / "requirements.txt"
+    requirements.write_text("evaluate\n# optional: bert-score  (for bertscore=True)\n")
+    _check_requirements(requirements, {"evaluate": "m.py:1", "bert_score": "s.py:9"})  # optional ones count
+    with pytest.raises(ConvbenchError, match=r"does not list numpy, which s\.py:3 imports"):
+        _check_requirements(requirements, {"numpy": "s.py:3"})
+    requirements.write_text("convbench\n")  # what the Spaces said before: no package index serves it
+    with pytest.raises(ConvbenchError, match="convbench is not on a package index"):
+        _check_requirements(requirements, {})
