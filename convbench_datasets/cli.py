@@ -106,7 +106,11 @@ def _parser() -> argparse.ArgumentParser:
     run.add_argument("--device", help="hf backends: cpu, cuda, cuda:1... (default: cuda if available)")
     run.add_argument("--dtype", help="hf backends: float32, bfloat16, float16 or auto (default)")
     run.add_argument("--batch-size", type=_positive, help="hf backends: prompts per batch (default 8)")
-    run.add_argument("--judge-template", metavar="FILE", help="your own judge template (YAML: system, user, labels)")
+    run.add_argument("--judge-template", metavar="released|convbench|FILE", default="released",
+                     help="nc: the judge prompt: the released pipeline's, read from the pinned upstream file (default, "
+                          "comparable with the paper), convbench's own wording, or your YAML file (system, user, labels)")
+    run.add_argument("--fill-request-details", action="store_true",
+                     help="nc, released template: fill <request_details>, which the released pipeline leaves empty")
     run.add_argument("--all-lines", action="store_true", help="judge the whole response, not only its first line")
     run.add_argument("--rules", choices=["paper", "released_script"], default="paper", help="acceptable-label rules")
     run.add_argument("--dataset", metavar="DIR", help="a folder from `convbench build` (default: build into the cache)")
@@ -166,6 +170,7 @@ def _cmd_run(args: argparse.Namespace) -> None:
         model=args.model, judge=args.judge, out=args.out, config=args.config, limit=args.limit,
         max_new_tokens=args.max_new_tokens or 1024, judge_max_new_tokens=args.judge_max_new_tokens or 128,
         first_line_only=not args.all_lines, template=args.judge_template, rules=args.rules, cache=args.cache,
+        fill_request_details=args.fill_request_details,
         dataset=args.dataset, sources=args.sources,
         backend_options=_backend_options(args, args.base_url),
         judge_options=_backend_options(args, args.judge_base_url or args.base_url),
@@ -229,6 +234,14 @@ def _print_results(results: dict, path: object, rescored: bool = False) -> None:
           f"errors: {results.get('errors', 0)})")
     for name, accuracy in results.get("per_set", {}).items():
         print(f"  {name:<20} {accuracy:6.1f}%")
+    sanity = (results.get("judge_sanity") or {}).get("labelled_repeat")
+    if sanity is not None:
+        from .runner.nc_run import REPEAT_SANITY_WARNING
+
+        print(f"judge sanity: the judge labels the repeat baseline Repeat on {sanity:.1f}% of Repeat Request rows")
+        if sanity < REPEAT_SANITY_WARNING:
+            warn(f"the judge labels verbatim repeats Repeat on only {sanity:.1f}% of Repeat Request rows "
+                 f"(a sound judge: near 100%); its labels may not be trustworthy")
     stats = results.get("stats", {})
     if stats and not rescored:
         print(f"model calls {stats.get('model_calls')}, judge calls {stats.get('judge_calls')} (the rest from cache)")

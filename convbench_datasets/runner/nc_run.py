@@ -31,15 +31,19 @@ from typing import Any
 
 from .._version import __version__
 from ..errors import ConvbenchError
-from ..nc.judge_output import ParsedJudgement, parse_judge_output
-from ..nc.judge_prompt import JudgeTemplate, judge_messages, load_template
-from ..scoring.ncbench_action import judgement_passes, score_actions
+from ..nc.judge_output import ParsedJudgement
+from ..nc.judge_prompt import JudgeTemplate, TemplateChoice, judge_messages, resolve_template, template_name
+from ..nc.released_prompt import ReleasedPrompt
+from ..scoring.ncbench_action import judge_row, score_actions
 from .backends import Backend, Generation, GenerationParams, backend_from_spec
 from .cache import ResponseCache
 from .run_folder import RunResult, check_complete, read_folder, row_id, run_lock, write_atomic, write_folder
 from .stage import StageResult, complete
 
 CONFIGS = ("basic", "rag", "complex_request", "all")
+# --rules picks the acceptable labels and how judge text is read: the paper's with convbench's lenient
+# matching, or the released aggregator's, exactly as it reads text.
+PARSING_OF_RULES = {"paper": "convbench", "released_script": "released"}
 JUDGE_MAX_NEW_TOKENS = 128  # the released pipeline's judge limit: labels are short
 
 
@@ -56,7 +60,8 @@ def run_nc(
     max_new_tokens: int = 1024,
     judge_max_new_tokens: int = JUDGE_MAX_NEW_TOKENS,
     first_line_only: bool = True,
-    template: str | os.PathLike[str] | JudgeTemplate | None = None,
+    template: TemplateChoice = "released",
+    fill_request_details: bool = False,
     rules: str = "paper",
     cache: str | os.PathLike[str] | ResponseCache | None = None,
     dataset: str | os.PathLike[str] | None = None,
@@ -73,9 +78,15 @@ def run_nc(
         config: ``basic``, ``rag``, ``complex_request`` or ``all``.
         limit: score only the first N rows of the config (for smoke tests).
         max_new_tokens: the generator's limit (the paper used greedy decoding, 1024 tokens).
-        first_line_only: judge only the first line of each response (the released pipeline's choice).
-        template: a judge template file or object (default: convbench's).
-        rules: ``paper`` or ``released_script`` acceptable labels.
+        first_line_only: judge only the first line of each response (the released pipeline's choice;
+            the released template requires it).
+        template: ``released`` (default: the released pipeline's judge prompt, read from the pinned
+            upstream file, so that results stand next to the paper's), ``convbench`` (convbench's own
+            wording), a YAML template file, or a template object.
+        fill_request_details: with the released template, put the row's request details where the
+            released pipeline leaves them empty (recorded in the signature).
+        rules: ``paper`` (the paper's acceptable labels, convbench's lenient label matching) or
+            ``released_script`` (the released aggregator's labels and its exact, case-sensitive reading).
         cache: the response cache file (default ``$CONVBENCH_CACHE/responses.sqlite``).
         dataset: a folder written by ``convbench build nc`` (default: build or reuse the cached one).
         backend_options, judge_options: passed to the backends (base_url, concurrency, device...).
@@ -92,7 +103,10 @@ def run_nc(
     path = Path(out)
     with run_lock(path), _open_cache(cache) as store:
         rows = _rows(config, dataset, sources, limit)
-        template = template if isinstance(template, JudgeTemplate) else load_template(template)
+        template = resolve_template(template, sources=sources)
+        if isinstance(template, ReleasedPrompt) and not first_line_only:
+            raise ConvbenchError("the released judge prompt judges the first line only; "
+                                 "use --judge-template convbench to judge whole responses")
         gen_params = GenerationParams(max_new_tokens=max_new_tokens)
         judge_params = GenerationParams(max_new_tokens=judge_max_new_tokens)
         started = time.time()
@@ -102,7 +116,8 @@ def run_nc(
         # a row without a response has nothing to judge: it keeps its error and fails
         answered = [i for i, g in enumerate(generated.generations) if g.error is None]
         prompts = [judge_messages(rows[i], generated.generations[i].text, template=template,
-                                  first_line_only=first_line_only) for i in answered]
+                                  first_line_only=first_line_only, fill_request_details=fill_request_details)
+                   for i in answered]
         # One local model at a time: the generator is freed before the judge loads, unless they are the same.
         same = isinstance(model, str) and model == judge and not judge_options
         if not same:
@@ -113,7 +128,7 @@ def run_nc(
         judge_backend.close()
         judged = _spread(judged, answered, len(rows))
         return _finish(path, rows, generated, judged, generator, judge_backend, gen_params, judge_params, template,
-                       config, limit, first_line_only, rules, started)
+                       config, limit, first_line_only, rules, started, fill_request_details)
 
 
 def _spread(judged: StageResult, answered: list[int], n: int) -> StageResult:
@@ -136,8 +151,8 @@ def _open_cache(cache: str | os.PathLike[str] | ResponseCache | None) -> Iterato
 
 def _finish(path: Path, rows: list[dict[str, Any]], generated: Any, judged: Any, generator: Backend,
             judge_backend: Backend, gen_params: GenerationParams, judge_params: GenerationParams,
-            template: JudgeTemplate, config: str, limit: int | None, first_line_only: bool, rules: str,
-            started: float) -> RunResult:
+            template: JudgeTemplate | ReleasedPrompt, config: str, limit: int | None, first_line_only: bool,
+            rules: str, started: float, fill_request_details: bool = False) -> RunResult:
     signature = {
         "convbench_version": __version__,
         "benchmark": "nc",
@@ -152,9 +167,11 @@ def _finish(path: Path, rows: list[dict[str, Any]], generated: Any, judged: Any,
         "judge_identity": judge_backend.identity(),
         "judge_generation": judge_params.to_dict(),
         "judge_template_sha256": template.sha256,
-        "judge_template": template.source,
+        "judge_template": template_name(template),
+        "fill_request_details": fill_request_details,
         "first_line_only": first_line_only,
         "rules": rules,
+        "parsing": PARSING_OF_RULES[rules],
     }
     records = [
         _record(row, gen, jud, gen_hit, jud_hit, rules)
@@ -193,11 +210,11 @@ def dataset_fingerprint(rows: Sequence[dict[str, Any]]) -> str:
 
 
 def _record(row: dict[str, Any], gen: Any, jud: Any, gen_hit: bool, jud_hit: bool | None, rules: str) -> dict[str, Any]:
-    parsed = parse_judge_output(jud.text, row["label_set"])
     acceptable = row["acceptable_labels"] if rules == "paper" else row["acceptable_labels_released_script"]
+    parsed, passed = judge_row(jud.text, acceptable, row["label_set"], PARSING_OF_RULES[rules])
     error = f"model: {gen.error}" if gen.error is not None else f"judge: {jud.error}" if jud.error is not None else None
     if error is not None:
-        parsed = ParsedJudgement("", ())
+        parsed, passed = ParsedJudgement("", ()), False
     return {
         "set": row["set"],
         "id": row["id"],
@@ -209,7 +226,7 @@ def _record(row: dict[str, Any], gen: Any, jud: Any, gen_hit: bool, jud_hit: boo
         "out_of_set": list(parsed.out_of_set),
         "unrecognised": list(parsed.unrecognised),
         "unparsed": parsed.unparsed and error is None,  # an error row is counted as an error, not unparsed
-        "passed": error is None and judgement_passes(parsed, acceptable),
+        "passed": passed,
         "acceptable_labels": list(acceptable),
         "label_set": list(row["label_set"]),
         "model_cache_hit": gen_hit,
@@ -223,7 +240,7 @@ def _record(row: dict[str, Any], gen: Any, jud: Any, gen_hit: bool, jud_hit: boo
 
 def write_run(path: Path, records: list[dict[str, Any]], signature: dict[str, Any], stats: dict[str, Any]) -> dict[str, Any]:
     """Score ``records`` and write both files (atomically: a reader never sees half a file)."""
-    results = score_records(records)
+    results = score_records(records, signature.get("parsing", "convbench"))
     if signature.get("model") == "baseline:repeat":
         results["judge_sanity"] = repeat_sanity(records)
     results["signature"] = signature
@@ -233,7 +250,7 @@ def write_run(path: Path, records: list[dict[str, Any]], signature: dict[str, An
     return results
 
 
-def score_records(records: Sequence[dict[str, Any]]) -> dict[str, Any]:
+def score_records(records: Sequence[dict[str, Any]], parsing: str = "convbench") -> dict[str, Any]:
     """The metric over the records; rows with an ``error`` fail and are counted in ``errors``."""
     return score_actions(
         [r["judge_output"] for r in records],
@@ -242,7 +259,12 @@ def score_records(records: Sequence[dict[str, Any]]) -> dict[str, Any]:
         sets=[r["set"] for r in records],
         label_sets=[r["label_set"] for r in records],
         errors=[r.get("error") is not None for r in records],
+        tasks=[r["task"] for r in records] if all(isinstance(r.get("task"), str) for r in records) else None,
+        parsing=parsing,
     )
+
+
+REPEAT_SANITY_WARNING = 90.0  # below this share of verbatim repeats labelled Repeat, the judge is suspect
 
 
 def repeat_sanity(records: Sequence[dict[str, Any]]) -> dict[str, Any]:
@@ -279,14 +301,17 @@ def score_run(path: str | os.PathLike[str]) -> RunResult:
     for lineno, record in enumerate(records, start=1):
         _check_record(record, lineno, seen)
     check_complete(records, previous, folder)
+    signature = {**previous.get("signature", {}), "scored_by": __version__}
+    # runs written before the parsing was recorded were scored with convbench's reading
+    parsing = signature.setdefault("parsing", PARSING_OF_RULES.get(signature.get("rules", "paper"), "convbench"))
     for record in records:
         failed = record.get("error") is not None
-        parsed = ParsedJudgement("", ()) if failed else parse_judge_output(record["judge_output"], record["label_set"])
+        parsed, passed = (ParsedJudgement("", ()), False) if failed else judge_row(
+            record["judge_output"], record["acceptable_labels"], record["label_set"], parsing)
         record.update(labels=list(parsed.labels), out_of_set=list(parsed.out_of_set),
                       unrecognised=list(parsed.unrecognised), unparsed=parsed.unparsed and not failed,
-                      passed=not failed and judgement_passes(parsed, record["acceptable_labels"]))
-    signature = {**previous.get("signature", {}), "scored_by": __version__}
-    results = score_records(records)
+                      passed=passed)
+    results = score_records(records, parsing)
     results.update(signature=signature, stats=previous.get("stats", {}), row_ids=[row_id(r) for r in records])
     if signature.get("model") == "baseline:repeat":
         results["judge_sanity"] = repeat_sanity(records)

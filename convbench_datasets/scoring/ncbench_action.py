@@ -29,8 +29,10 @@ from ..errors import MetricInputError
 from ..nc.judge_output import UNPARSED_LABEL, ParsedJudgement, parse_judge_output, vocabulary
 from ..nc.patterns import pattern_table
 from .inputs import check_column
+from .released_rule import released_pieces, released_passes
 
 METRIC = "ncbench_action"
+PARSINGS = ("convbench", "released")
 ERROR_LABEL = "(error)"  # how a row without a judgement (a failed request) is named in breakdowns
 _ERRORED = ParsedJudgement("", (ERROR_LABEL,))  # never acceptable, so the row fails; not unparsed
 
@@ -49,6 +51,23 @@ def judgement_passes(parsed: ParsedJudgement, acceptable: Sequence[str]) -> bool
     return not parsed.unparsed and row_passes(parsed.labels, acceptable, parsed.unrecognised)
 
 
+def _released_reading(prediction: str | None) -> ParsedJudgement:
+    """The released aggregator's pieces as a judgement, for counts and the failure breakdown."""
+    pieces = tuple(sorted(released_pieces(prediction) - {""}))
+    return ParsedJudgement(prediction or "", pieces)
+
+
+def judge_row(prediction: str | None, acceptable: Sequence[str], label_set: Sequence[str] | None = None,
+              parsing: str = "convbench") -> tuple[ParsedJudgement, bool]:
+    """One judge answer read as ``parsing`` says, and whether it passes a row with these acceptable labels."""
+    if parsing == "released":
+        return _released_reading(prediction), released_passes(prediction, acceptable)
+    if parsing != "convbench":
+        raise ValueError(f"parsing must be one of {PARSINGS}, got {parsing!r}")
+    parsed = parse_judge_output(prediction, label_set)
+    return parsed, judgement_passes(parsed, acceptable)
+
+
 def known_labels() -> frozenset[str]:
     """Every label a reference may name: the vocabulary plus published spellings of acceptable sets."""
     published = {label for labels in pattern_table().acceptable.values() for label in labels}
@@ -64,6 +83,8 @@ def score_actions(
     label_sets: Sequence[Sequence[str]] | None = None,
     return_rows: bool = False,
     errors: Sequence[bool] | None = None,
+    tasks: Sequence[str] | None = None,
+    parsing: str = "convbench",
 ) -> dict[str, Any]:
     """Score judge answers against each row's acceptable labels.
 
@@ -77,23 +98,32 @@ def score_actions(
         errors: per row, whether it has no judgement because a request failed for good (the runner's
             per-row errors): such a row fails, is counted in ``errors`` (not ``unparsed``) and is
             named ``(error)`` in the failure breakdown.
+        tasks: the upstream task per row (27 names, e.g. ``Detail Request-All``), for ``per_task``, the
+            released aggregator's own breakdown.
+        parsing: ``convbench`` (default: lenient label matching, see ``nc/judge_output.py``) or
+            ``released``: the released aggregator's reading of the raw text, exactly (case-sensitive,
+            no spelling normalisation; ``scoring/released_rule.py``). Recorded in ``signature``.
 
     Returns:
         ``accuracy`` (0-100), ``n``, ``passed``, ``unparsed``, ``unrecognised`` (answers with pieces
         that name no label), ``out_of_set``, ``signature``; with patterns: ``per_pattern``,
         ``pattern_counts``, ``failure_breakdown`` ({pattern: {label: % of failing rows}}) and
         ``top_failure_label``; with sets: ``per_set``; with both: ``per_set_pattern`` and
-        ``failure_breakdown_per_set`` (the paper's tables are per set).
+        ``failure_breakdown_per_set`` (the paper's tables are per set); with tasks: ``per_task``
+        ({set: {task: accuracy}} when sets are given, else {task: accuracy}).
     """
-    n = _check_inputs(predictions, references, patterns=patterns, sets=sets, label_sets=label_sets)
+    n = _check_inputs(predictions, references, patterns=patterns, sets=sets, label_sets=label_sets, tasks=tasks)
     if errors is not None and len(errors) != n:
         raise ValueError(f"got {n} predictions but {len(errors)} errors")
+    if parsing not in PARSINGS:
+        raise ValueError(f"parsing must be one of {PARSINGS}, got {parsing!r}")
     failed = [bool(e) for e in errors] if errors is not None else [False] * n
-    parsed = [
-        _ERRORED if failed[i] else parse_judge_output(p, None if label_sets is None else label_sets[i])
+    judged = [
+        (_ERRORED, False) if failed[i] else judge_row(p, references[i], None if label_sets is None else label_sets[i], parsing)
         for i, p in enumerate(predictions)
     ]
-    passes = [judgement_passes(p, references[i]) for i, p in enumerate(parsed)]
+    parsed = [p for p, _ in judged]
+    passes = [passed for _, passed in judged]
     result: dict[str, Any] = {
         "accuracy": _percent(sum(passes), n),
         "n": n,
@@ -101,7 +131,7 @@ def score_actions(
         "unparsed": sum(p.unparsed for p in parsed),
         "unrecognised": sum(bool(p.unrecognised) for p in parsed),
         "out_of_set": sum(bool(p.out_of_set) for p in parsed),
-        "signature": {"metric": METRIC, "convbench_version": __version__},
+        "signature": {"metric": METRIC, "convbench_version": __version__, "parsing": parsing},
     }
     if errors is not None:
         result["errors"] = sum(failed)
@@ -119,6 +149,10 @@ def score_actions(
                 s: _failures([passes[i] for i in rows], [parsed[i] for i in rows], [patterns[i] for i in rows])
                 for s, rows in groups
             }
+    if tasks is not None:
+        result["per_task"] = _accuracy_by(passes, tasks) if sets is None else {
+            s: _accuracy_by([passes[i] for i in rows], [tasks[i] for i in rows]) for s, rows in _indices(sets).items()
+        }
     if return_rows:
         result["passes"] = passes
         result["labels"] = [list(p.labels) for p in parsed]
@@ -142,7 +176,7 @@ def _check_inputs(predictions: Sequence[Any], references: Sequence[Any], **colum
         _check_labels(i, "references", reference, known)
         if not reference:
             raise MetricInputError(f"row {i}: field 'references' is empty: no label could ever pass")
-        for name in ("patterns", "sets"):
+        for name in ("patterns", "sets", "tasks"):
             column = columns.get(name)
             if column is not None and not isinstance(column[i], str):
                 raise MetricInputError(f"row {i}: field {name!r} must be a string, got {column[i]!r}")

@@ -24,11 +24,14 @@ Args:
     patterns: optional list of str, the row's pattern, for per_pattern and the failure breakdown.
     sets: optional list of str, the row's set, for per_set.
     label_sets: optional list of list of str, the labels offered to the judge, to count out-of-set answers.
+    tasks: optional list of str, the row's upstream task (dataset column task), for per_task.
+    parsing: "convbench" (default, lenient label matching) or "released" (the released aggregator's
+        exact reading: case-sensitive, no spelling normalisation).
     return_rows: optional bool, add per-row passes, labels and unparsed_rows.
 Returns:
     accuracy (0-100), n, passed, unparsed, unrecognised, out_of_set, signature; with patterns
     per_pattern, pattern_counts, failure_breakdown and top_failure_label; with sets per_set; with both
-    per_set_pattern and failure_breakdown_per_set.
+    per_set_pattern and failure_breakdown_per_set; with tasks per_task.
 Examples:
     >>> metric = evaluate.load("metrics/ncbench_action")
     >>> out = metric.compute(predictions=["Repeat", "Paraphrase"],
@@ -52,7 +55,9 @@ class NcbenchAction(evaluate.Metric):
             reference_urls=["https://arxiv.org/abs/2601.06426", "https://github.com/IBM/nc-bench"],
         )
 
-    def _compute(self, predictions, references, patterns=None, sets=None, label_sets=None, return_rows=False):
+    def _compute(self, predictions, references, patterns=None, sets=None, label_sets=None, return_rows=False,
+                 tasks=None, parsing="convbench"):
         return score_actions(
-            predictions, references, patterns=patterns, sets=sets, label_sets=label_sets, return_rows=return_rows
+            predictions, references, patterns=patterns, sets=sets, label_sets=label_sets, return_rows=return_rows,
+            tasks=tasks, parsing=parsing,
         )

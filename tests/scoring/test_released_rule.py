@@ -50,3 +50,24 @@ def test_hand_cases():
     assert released_passes("Silence,", closer)                 # "Silence," -> {"Silence"}: the empty tail is dropped
     assert not released_passes(None, closer)                   # a missing answer is empty text
     assert not released_passes("Pre-Closing", closer)          # no spelling normalisation
+
+
+def test_score_actions_with_released_parsing_follows_the_released_rule():
+    from convbench_datasets.scoring.ncbench_action import score_actions
+
+    repeat = ["Repeat", "Partial Repeat"]
+    closer = list(pattern_table().entry("basic", "sequence closer").acceptable_labels)
+    predictions = ["repeat", "Repeat", "Silence, ", "Pre-Closing", "PreClosing"]
+    references = [repeat, repeat, closer, closer, closer]
+    patterns = ["Repeat Request", "Repeat Request", "Sequence Closer", "Sequence Closer", "Sequence Closer"]
+    tasks = ["repeat request", "repeat request", "sequence closer", "sequence closer", "sequence closer"]
+    # Lenient parsing reads "repeat" as Repeat and "Pre-Closing" as PreClosing, and "Silence, " as Silence
+    # alone: everything passes. The released rule passes only rows 2 and 5 (case, hyphen, empty piece).
+    lenient = score_actions(predictions, references, patterns=patterns, tasks=tasks, return_rows=True)
+    released = score_actions(predictions, references, patterns=patterns, tasks=tasks, parsing="released",
+                             return_rows=True)
+    assert lenient["passes"] == [True] * 5
+    assert released["passes"] == [False, True, False, False, True]
+    assert released["per_task"] == {"repeat request": 50.0, "sequence closer": 100 / 3}
+    assert released["signature"]["parsing"] == "released"
+    assert released["failure_breakdown"]["Repeat Request"] == {"repeat": 100.0}
