@@ -72,3 +72,16 @@ def test_finish_reason_says_whether_the_limit_cut_the_answer(tmp_path: Path) -> 
     out = dict(backend.generate(PROMPTS, GenerationParams(max_new_tokens=4)))
     assert out[0].finish_reason == "stop"
     assert all(out[i].finish_reason == "length" for i in out if stop not in backend.tokenizer(out[i].text)["input_ids"])
+
+
+def test_answers_are_kept_as_decoded_not_stripped(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    # The released pipeline judges the first line of the raw output: an answer that starts with a new line
+    # is an empty turn there. The backend must hand over exactly what the tokenizer decoded.
+    from tests.support.tiny_models import build_tiny_lm
+
+    backend = backend_from_spec(f"hf:{build_tiny_lm(tmp_path / 'lm')}", device="cpu")
+    decode = backend.tokenizer.decode
+    monkeypatch.setattr(backend.tokenizer, "decode", lambda *a, **k: "\n" + decode(*a, **k) + "  ")
+    out = dict(backend.generate(PROMPTS[:1], GenerationParams(max_new_tokens=2)))
+    assert out[0].text.startswith("\n") and out[0].text.endswith("  ")
+    assert backend.identity()["text"] == "raw"  # stripped answers cached by earlier versions are not reused

@@ -85,7 +85,9 @@ class HFBackend(Backend):
     def identity(self) -> dict[str, Any]:
         """The spec plus a fingerprint of the files that decide the answers, so that two models
         behind one name (a folder overwritten, another working directory) never share cache entries."""
-        return {"kind": self.kind, "model": self.model, "dtype": self.dtype, "fingerprint": self.fingerprint}
+        # "text": answers are kept as decoded, unstripped (earlier versions stripped them: other cache entries)
+        return {"kind": self.kind, "model": self.model, "dtype": self.dtype, "fingerprint": self.fingerprint,
+                "text": "raw"}
 
     def render(self, messages: Messages) -> str:
         if getattr(self.tokenizer, "chat_template", None):
@@ -140,7 +142,9 @@ class HFBackend(Backend):
             text = self.tokenizer.decode(kept, skip_special_tokens=True)
             # generation ends at a stop token or at the limit; a row that never met one was cut
             ended = any(int(token) in stops for token in row.tolist())
-            results.append(Generation(text.strip(), int(length), int(kept.numel()), seconds,
+            # kept as decoded, like the openai backend and the released pipeline: a turn that starts with a
+            # new line is judged as an empty first line there, so stripping here would change verdicts
+            results.append(Generation(text, int(length), int(kept.numel()), seconds,
                                       finish_reason="stop" if ended or row.numel() < params.max_new_tokens else "length"))
         return results
 
