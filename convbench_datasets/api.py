@@ -125,12 +125,18 @@ def _cached_build(name: str, sources: Any, cache_dir: Any) -> Path:
 
 
 def _builder_key(name: str) -> str:
-    """A short hash of everything that shapes a build: version, builder code and data files, card."""
+    """A short hash of everything that shapes a build: version, builder code and data files (the NICO
+    sample's dialogues.jsonl, citation.bib...), card. Every file counts but Python's bytecode caches
+    and hidden files (an editor's swap file), so a new kind of data file cannot be missed."""
     module = registry.builder(name)
     folders = [Path(module.__file__).parent, bundled_dir("cards") / name]
     digest = hashlib.sha256(__version__.encode())
-    for path in sorted(p for folder in folders for p in folder.rglob("*")):
-        if path.is_file() and path.suffix in {".py", ".yaml", ".json", ".md", ".txt"}:
-            digest.update(path.name.encode())
-            digest.update(path.read_bytes())
+    for folder in folders:
+        for path in sorted(folder.rglob("*")):
+            rel = path.relative_to(folder)
+            if (not path.is_file() or path.suffix in {".pyc", ".pyo"}
+                    or any(part == "__pycache__" or part.startswith(".") for part in rel.parts)):
+                continue
+            digest.update(rel.as_posix().encode() + b"\0")
+            digest.update(hashlib.sha256(path.read_bytes()).digest())
     return f"{__version__}-{digest.hexdigest()[:12]}"

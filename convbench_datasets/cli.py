@@ -91,14 +91,17 @@ def _parser() -> argparse.ArgumentParser:
     run.add_argument("--prompt", choices=["vanilla", "taxonomy"], default="vanilla", help="cocoeval: simulation prompt")
     run.add_argument("--taxonomy", metavar="FILE", help="cocoeval: your own behaviour taxonomy (YAML)")
     run.add_argument("--model", required=True, help="generator spec: hf:<path>, openai:<model>, baseline:silence|repeat")
-    run.add_argument("--judge", help="judge spec, same forms; baseline:smoke-judge for a no-model smoke test (nc)")
+    run.add_argument("--judge", action="append", metavar="SPEC",
+                     help="judge spec, same forms; baseline:smoke-judge for a no-model smoke test (nc); nc: give it "
+                          "twice (or more) to judge every row with each, the first primary, and report their agreement")
     run.add_argument("--out", required=True, help="run folder for records.jsonl and results.json")
     run.add_argument("--limit", type=_positive, help="only the first N rows")
     run.add_argument("--concurrency", type=_positive, help="parallel requests for openai backends (default 8)")
     run.add_argument("--max-new-tokens", type=_positive, help="generator token limit (default: nc 1024, nico 256)")
     run.add_argument("--judge-max-new-tokens", type=_positive, help="judge token limit (default: nc 128, cocoeval 1024)")
     run.add_argument("--base-url", help="OpenAI-compatible server for the model (and the judge, unless --judge-base-url)")
-    run.add_argument("--judge-base-url", help="OpenAI-compatible server for the judge")
+    run.add_argument("--judge-base-url", action="append", metavar="URL",
+                     help="OpenAI-compatible server for the judge; with several --judge, once for all or once per judge, in order")
     run.add_argument("--api-key-env", help="environment variable holding the API key (default OPENAI_API_KEY)")
     run.add_argument("--timeout", type=_positive_seconds, help="seconds each request attempt may take in all before a retry (default 120)")
     run.add_argument("--retry-errors", action="store_true",
@@ -121,6 +124,8 @@ def _parser() -> argparse.ArgumentParser:
     report = _command(commands, "report", "HTML report, figures and tables from run folders")
     report.add_argument("rundirs", nargs="+", metavar="RUNDIR")
     report.add_argument("--out", required=True, help="folder for report.html, figures/ and tables/")
+    report.add_argument("--no-reference", action="store_true",
+                        help="nc: leave out the paper's published results (shown beside your runs by default)")
 
     compare = _command(commands, "compare", "paired significance test of two NC-Bench runs on the same rows")
     compare.add_argument("run_a")
@@ -166,14 +171,20 @@ def _cmd_run(args: argparse.Namespace) -> None:
 
     if not args.judge:
         raise ConvbenchError("convbench run nc needs --judge SPEC")
+    urls = args.judge_base_url or []
+    if len(urls) > 1 and len(urls) != len(args.judge):
+        raise ConvbenchError(f"--judge-base-url is given {len(urls)} times for {len(args.judge)} --judge: "
+                             "give it once (for every judge) or once per --judge, in the same order")
+    judge_options = ([_backend_options(args, url) for url in urls] if len(urls) > 1
+                     else _backend_options(args, (urls or [None])[0] or args.base_url))
     result = run_nc(
-        model=args.model, judge=args.judge, out=args.out, config=args.config, limit=args.limit,
+        model=args.model, judge=args.judge[0] if len(args.judge) == 1 else args.judge, out=args.out,
+        config=args.config, limit=args.limit,
         max_new_tokens=args.max_new_tokens or 1024, judge_max_new_tokens=args.judge_max_new_tokens or 128,
         first_line_only=not args.all_lines, template=args.judge_template, rules=args.rules, cache=args.cache,
         fill_request_details=args.fill_request_details,
         dataset=args.dataset, sources=args.sources,
-        backend_options=_backend_options(args, args.base_url),
-        judge_options=_backend_options(args, args.judge_base_url or args.base_url),
+        backend_options=_backend_options(args, args.base_url), judge_options=judge_options,
         progress=not args.no_progress, retry_errors=args.retry_errors,
     )
     _print_results(result.results, result.path)
@@ -184,13 +195,16 @@ def _cmd_run_cocoeval(args: argparse.Namespace) -> None:
 
     if not args.judge:
         raise ConvbenchError("convbench run cocoeval needs --judge SPEC")
+    if len(args.judge) > 1 or len(args.judge_base_url or []) > 1:
+        raise ConvbenchError("convbench run cocoeval takes one --judge (and one --judge-base-url)")
     result = run_cocoeval(
-        model=args.model, judge=args.judge, out=args.out, config=args.config, split=args.split, limit=args.limit,
+        model=args.model, judge=args.judge[0], out=args.out, config=args.config, split=args.split, limit=args.limit,
         turns_per_call=args.turns_per_call, prompt=args.prompt, taxonomy=args.taxonomy,
         max_new_tokens=args.max_new_tokens or 1024, judge_max_new_tokens=args.judge_max_new_tokens or 1024,
         dataset=args.dataset, sources=args.sources, cache=args.cache,
         backend_options=_backend_options(args, args.base_url),
-        judge_options=_backend_options(args, args.judge_base_url or args.base_url), progress=not args.no_progress,
+        judge_options=_backend_options(args, (args.judge_base_url or [None])[0] or args.base_url),
+        progress=not args.no_progress,
         retry_errors=args.retry_errors,
     )
     r = result.results
@@ -242,10 +256,30 @@ def _print_results(results: dict, path: object, rescored: bool = False) -> None:
         if sanity < REPEAT_SANITY_WARNING:
             warn(f"the judge labels verbatim repeats Repeat on only {sanity:.1f}% of Repeat Request rows "
                  f"(a sound judge: near 100%); its labels may not be trustworthy")
+    _print_judges(results)
     stats = results.get("stats", {})
     if stats and not rescored:
         print(f"model calls {stats.get('model_calls')}, judge calls {stats.get('judge_calls')} (the rest from cache)")
     print(f"wrote {path}/records.jsonl and {path}/results.json")
+
+
+def _print_judges(results: dict) -> None:
+    """With several judges: each judge's accuracy, then each pair's agreement (the paper's Table 7)."""
+    if not results.get("per_judge"):
+        return
+    print("per judge (the first is the primary judge: the accuracy above is its accuracy):")
+    for name, scores in results["per_judge"].items():
+        per_set = "  ".join(f"{s} {a:.1f}%" for s, a in scores.get("per_set", {}).items())
+        print(f"  {name:<30} accuracy {scores['accuracy']:5.1f}%  ({per_set}; {scores['unparsed']} unparsed, "
+              f"errors: {scores.get('errors', 0)})")
+
+    def number(value: float | None, form: str) -> str:
+        return "n/a" if value is None else format(value, form)
+
+    for pair, a in results.get("judge_agreement", {}).items():
+        print(f"judge agreement {pair} ({a['n']} rows): label kappa {number(a['label_kappa'], '.3f')} "
+              f"({number(a['label_percent'], '.1f')}%), pass/fail kappa {number(a['pass_kappa'], '.3f')} "
+              f"({number(a['pass_percent'], '.1f')}%)")
 
 
 def _cmd_report(args: argparse.Namespace) -> None:
@@ -253,7 +287,7 @@ def _cmd_report(args: argparse.Namespace) -> None:
         from .report import write_report
     except ImportError as err:
         raise ConvbenchError(f"reports need the report extra: pip install 'convbench[report]' ({err})") from None
-    print(f"wrote {write_report(args.rundirs, args.out)}")
+    print(f"wrote {write_report(args.rundirs, args.out, reference=not args.no_reference)}")
 
 
 def _cmd_compare(args: argparse.Namespace) -> None:

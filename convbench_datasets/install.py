@@ -3,9 +3,16 @@
 With ``HF_HUB_OFFLINE=1`` (or no network) ``datasets`` never reads Hub snapshots for a repo id: it falls
 back to its own prepared-dataset cache, ``$HF_DATASETS_CACHE/<namespace>___<name>/<config>/<version>/<hash>/``
 (``dataset_info.json`` plus ``<name>-<split>.arrow``), read by its ``cache`` builder. Installing prepares
-every config of the build there, each under its own hash: with no config named, ``datasets`` takes the
-most recently modified folder and refuses when several configs share its hash, so the default config
-is given its own hash and the newest time.
+every config of the build there: with no config named, ``datasets`` takes the most recently modified
+folder and refuses when several configs share its hash, so the default config is given its own hash and
+the newest time, and the other configs share one hash.
+
+Nothing keeps the default config the newest folder: ``.map()``/``.filter()`` on another config writes its
+``cache-*.arrow`` into that config's folder, which makes it the newest (``datasets`` has no default-config
+notion for cached datasets: a config named ``default`` is not preferred, and folder times are all it
+reads). Because the other configs share a hash, ``datasets`` then refuses, naming the configs, instead of
+silently loading another config (a build has two or more other configs: nc, nico and cocoeval all do);
+users who need certainty name the config.
 
 Every folder installed holds :data:`MARKER`. A folder without it (``convbench/<name>`` downloaded from
 the Hub, say) is never touched: installing refuses, or with ``force`` installs beside it.
@@ -49,6 +56,9 @@ class InstalledDataset:
                f"the default config {self.default!r}"]
         for config, splits in self.rows.items():
             out.append(f"  {config:<20} " + "  ".join(f"{s}: {n} rows" for s, n in splits.items()))
+        out.append(f"name the config (load_dataset({self.repo_id!r}, {self.default!r})): datasets loads the most "
+                   "recently modified config when none is named, and .map()/.filter() on another config makes "
+                   "that one newer (datasets then refuses and asks for a config name)")
         return out
 
 
@@ -88,7 +98,10 @@ def install_dataset(folder: str | os.PathLike[str], name: str, *, force: bool = 
         rows = {config: _prepare(source, name, config, staging / config, digest, progress) for config in configs}
         targets = {}
         for config in configs:
-            target = root / config / VERSION_DIR / hashlib.sha256(f"{digest}/{config}".encode()).hexdigest()[:16]
+            # the default config alone under its hash; the others share one, so that when one of them is the
+            # newest folder datasets refuses a load without a config name instead of returning that config
+            key = f"{digest}/{config}" if config == default else f"{digest}/*"
+            target = root / config / VERSION_DIR / hashlib.sha256(key.encode()).hexdigest()[:16]
             if target.exists():
                 shutil.rmtree(target)  # ours (a foreign folder cannot have this name): the same build again
             target.parent.mkdir(parents=True, exist_ok=True)

@@ -4,7 +4,7 @@ A build may write into a missing or empty folder, or replace an earlier build, r
 file :data:`MARKER` that every build writes: JSON with the benchmark, the convbench version and every
 file the build wrote. A folder with anything else in it (hidden entries only included: a home folder
 holds nothing but dotfiles) is refused, naming the folder, so a typo in ``--out`` cannot touch a
-user's files.
+user's files. ``convbench metrics export`` follows the same rules with the same marker (``kind="export"``).
 
 Replacing never moves the folder itself (its inode, mode and hidden entries such as ``.git`` stay put):
 the earlier build's files move into a fresh ``.NAME.old-XXXX`` folder beside it, the new files move
@@ -26,19 +26,20 @@ from .errors import BuildError
 MARKER = ".convbench-build"
 
 
-def write_marker(folder: Path, benchmark: str) -> None:
-    """Record in ``folder`` that a build of ``benchmark`` wrote every file now in it.
+def write_marker(folder: Path, benchmark: str, key: str = "benchmark") -> None:
+    """Record in ``folder`` that a build of ``benchmark`` (``key``: what it is, e.g. ``"metric"`` for an
+    export) wrote every file now in it.
 
     The content depends only on the files' names and the version, so rebuilds stay byte-identical.
     """
     files = sorted(p.relative_to(folder).as_posix() for p in folder.rglob("*") if p.is_file())
-    record = {"benchmark": benchmark, "convbench": __version__, "files": files}
+    record = {key: benchmark, "convbench": __version__, "files": files}
     (folder / MARKER).write_text(json.dumps(record, indent=1) + "\n", encoding="utf-8")
 
 
-def replaceable_entries(target: Path) -> list[str]:
+def replaceable_entries(target: Path, kind: str = "build") -> list[str]:
     """The top-level names in ``target`` that an earlier build wrote, to be replaced; [] when ``target``
-    is missing or empty.
+    is missing or empty. ``kind`` names what writes the folder in messages (``"export"``).
 
     Raises:
         BuildError: ``target`` is not a folder, is the current folder or one above it, or holds
@@ -53,33 +54,34 @@ def replaceable_entries(target: Path) -> list[str]:
     names = sorted(os.listdir(target))
     if not names:
         return []
-    owned = _files_of_earlier_build(target)
+    owned = _files_of_earlier_build(target, kind)
     folders = {f.rsplit("/", i)[0] for f in owned for i in range(1, f.count("/") + 1)}
     visible = [n for n in names if not n.startswith(".")]
     for name in visible:
         foreign = _first_unlisted(target, name, owned, folders)
         if foreign is not None:
-            raise BuildError(f"output folder {target} holds {foreign}, which no convbench build wrote; "
+            raise BuildError(f"output folder {target} holds {foreign}, which no convbench {kind} wrote; "
                              "move it away or choose another --out")
     return [*visible, MARKER]  # hidden entries other than the marker (.git, .gitattributes) stay
 
 
-def _files_of_earlier_build(target: Path) -> set[str]:
+def _files_of_earlier_build(target: Path, kind: str = "build") -> set[str]:
     from .hub import GENERATED_PREFIX  # hub imports this module; the card's mark is its fact
 
     marker = target / MARKER
     if not marker.is_file():
         card = target / "README.md"
-        legacy = card.is_file() and GENERATED_PREFIX in card.read_text(encoding="utf-8", errors="replace")
+        legacy = kind == "build" and card.is_file() and GENERATED_PREFIX in card.read_text(encoding="utf-8",
+                                                                                             errors="replace")
         hint = " (built by a convbench that wrote no marker: delete it to rebuild)" if legacy else ""
-        raise BuildError(f"output folder {target} is not empty and is not a convbench build (no {MARKER} "
+        raise BuildError(f"output folder {target} is not empty and is not a convbench {kind} (no {MARKER} "
                          f"file){hint}; choose another --out")
     try:
         files = json.loads(marker.read_text(encoding="utf-8"))["files"]
         if not isinstance(files, list) or not all(isinstance(f, str) for f in files):
             raise TypeError("'files' is not a list of paths")
     except (ValueError, KeyError, TypeError) as err:
-        raise BuildError(f"output folder {target}: {marker} is not a convbench build marker ({err}); "
+        raise BuildError(f"output folder {target}: {marker} is not a convbench {kind} marker ({err}); "
                          "choose another --out") from None
     return set(files)
 

@@ -10,7 +10,8 @@ digest. :func:`fetch` resolves it:
    re-hashed before use; a missing or corrupt one is downloaded to a temporary file beside it and moved
    into place only once its digest matches, so a failed or interrupted download leaves nothing behind.
    A process killed mid-download cannot remove its temporary file, so the temporary file's name
-   carries the writer's host and PID and the next fetch of that file removes it once that writer is dead.
+   carries the writer's host and PID and the next fetch of that file removes it once that writer is dead
+   and the file has been untouched for some minutes.
 
 Example:
     >>> src = SourceFile("demo/hello.txt", "https://example.org/hello.txt", "0" * 64)
@@ -37,6 +38,10 @@ from .errors import ChecksumError, MissingSourceError, SourceError
 SOURCES_ENV = "CONVBENCH_SOURCES"
 CACHE_ENV = "CONVBENCH_CACHE"
 STALE_AFTER_S = 24 * 3600  # a temporary download file untouched this long has no live writer
+# A file whose PID is dead on a host of the same name must also be untouched this long: containers can
+# share a host name with separate PID spaces, where another container's live writer's PID looks dead.
+# A live download writes at least once per read timeout (60 s by default).
+DEAD_WRITER_IDLE_S = 10 * 60
 _CHUNK = 1 << 20
 # In temporary file names, so that a process sharing the cache from another host is never taken for dead.
 _HOST = re.sub(r"[^A-Za-z0-9-]", "-", socket.gethostname()) or "host"
@@ -136,9 +141,11 @@ def _remove_stale_partials(path: Path) -> None:
 
     Only names this module makes (``.NAME.HOST.PID.XXXXXXXX.partial``, or ``.NAME.XXXXXXXX.partial``
     from before the PID was recorded) are considered. One is stale when its writer's PID no longer
-    runs on this host, or when nothing has written to it for :data:`STALE_AFTER_S` (a live download
-    writes at least once per read timeout; this also covers other hosts sharing the cache, and PIDs
-    reused by another program). A concurrent download's file is therefore never removed.
+    runs on a host of this name and nothing has written to it for :data:`DEAD_WRITER_IDLE_S` (a
+    container sharing the host name has its own PIDs), or when nothing has written to it for
+    :data:`STALE_AFTER_S` (a live download writes at least once per read timeout; this also covers
+    other hosts sharing the cache, and PIDs reused by another program). A concurrent download's file
+    is therefore never removed.
     """
     pattern = re.compile(
         rf"\.{re.escape(path.name)}\.(?:(?P<host>[A-Za-z0-9-]+)\.(?P<pid>[0-9]+)\.)?[a-z0-9_]{{8}}\.partial"
@@ -150,7 +157,8 @@ def _remove_stale_partials(path: Path) -> None:
             continue
         try:
             idle = now - entry.stat(follow_symlinks=False).st_mtime
-            writer_gone = match["host"] == _HOST and not _pid_alive(int(match["pid"]))
+            writer_gone = (match["host"] == _HOST and idle > DEAD_WRITER_IDLE_S
+                           and not _pid_alive(int(match["pid"])))
             if writer_gone or idle > STALE_AFTER_S:
                 os.unlink(entry.path)
         except FileNotFoundError:

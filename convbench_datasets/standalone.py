@@ -21,13 +21,16 @@ from __future__ import annotations
 
 import ast
 import re
+import shutil
 import sys
+import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from ._resources import bundled_dir
 from ._version import __version__
 from .errors import ConvbenchError
+from .out_folder import replaceable_entries, swap_in, write_marker
 
 PACKAGE = "convbench_datasets"
 VENDOR = "_convbench_scoring"  # the generated file's module name, beside <name>.py
@@ -80,12 +83,30 @@ def standalone_metric_files(name: str) -> dict[str, bytes]:
 
 
 def export_metric(name: str, out: str | Path) -> Path:
-    """Write the self-contained module of metric ``name`` into the folder ``out`` (created; files there
-    of the same names are replaced) and return it: ``evaluate.load(str(out))`` loads it."""
-    target = Path(out)
-    target.mkdir(parents=True, exist_ok=True)
-    for filename, data in standalone_metric_files(name).items():
-        (target / filename).write_bytes(data)
+    """Write the self-contained module of metric ``name`` into the folder ``out`` and return it:
+    ``evaluate.load(str(out))`` loads it.
+
+    ``out`` may be missing, empty or an earlier export (its ``.convbench-build`` marker lists the files
+    it wrote, which are replaced; hidden entries such as ``.git`` stay); anything else is refused, as
+    for builds (:mod:`.out_folder`), so no file of the user's is ever replaced.
+
+    Raises:
+        BuildError: ``out`` holds files no export wrote (the message names the folder).
+    """
+    target = Path(out).resolve()
+    replaced = replaceable_entries(target, kind="export")
+    files = standalone_metric_files(name)
+    target.parent.mkdir(parents=True, exist_ok=True)
+    staging = Path(tempfile.mkdtemp(prefix=f".{target.name}.", dir=target.parent))
+    staging.chmod(0o755)  # mkdtemp makes it private
+    try:
+        for filename, data in files.items():
+            (staging / filename).write_bytes(data)
+        write_marker(staging, name, key="metric")
+        swap_in(staging, target, replaced)
+    except BaseException:
+        shutil.rmtree(staging, ignore_errors=True)
+        raise
     return target
 
 

@@ -34,3 +34,28 @@ def test_import_is_light() -> None:
     code = "import sys, convbench_datasets; print(sorted(m for m in ('torch', 'transformers', 'datasets', 'pyarrow', 'evaluate') if m in sys.modules))"
     result = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)
     assert result.stdout.strip() == "[]"
+
+
+def test_the_build_cache_key_covers_every_data_file_of_the_builder(tmp_path: Path, monkeypatch) -> None:
+    # load() reuses a cached build while _builder_key is unchanged, so an edit to any file that shapes
+    # the build must change it. Before: only .py/.yaml/.json/.md/.txt counted, so editing the NICO
+    # sample (nico/sample/dialogues.jsonl) kept serving the old build.
+    import shutil
+    import types
+
+    import convbench_datasets.nico.builder as nico_builder
+    from convbench_datasets import api
+
+    copy = tmp_path / "nico"
+    shutil.copytree(Path(nico_builder.__file__).parent, copy, ignore=shutil.ignore_patterns("__pycache__"))
+    fake = types.SimpleNamespace(__file__=str(copy / "builder.py"))
+    monkeypatch.setattr(api.registry, "builder", lambda name: fake)
+    before = api._builder_key("nico")
+    sample = copy / "sample" / "dialogues.jsonl"
+    assert sample.is_file()
+    (copy / "__pycache__").mkdir()
+    (copy / "__pycache__" / "builder.cpython-311.pyc").write_bytes(b"bytecode")  # not a source of the build
+    (copy / ".builder.py.swp").write_bytes(b"editor")  # nor an editor's swap file
+    assert api._builder_key("nico") == before
+    sample.write_text(sample.read_text(encoding="utf-8") + "\n", encoding="utf-8")
+    assert api._builder_key("nico") != before

@@ -103,3 +103,34 @@ def test_a_folder_that_is_not_a_build_is_refused(tmp_path: Path) -> None:
     (tmp_path / "nc").mkdir()
     done = _cli(_env(tmp_path / "hf"), "install", "nc", "--dataset", str(tmp_path / "nc"))
     assert done.returncode == 1 and "is not a convbench build of nc" in done.stderr
+
+
+def test_a_map_on_another_config_makes_a_nameless_load_refuse_never_return_that_config(
+        nico_built: Path, tmp_path: Path) -> None:
+    """datasets' cache builder loads the most recently modified config folder when no config is named
+    (datasets/packaged_modules/cache/cache.py, _find_hash_in_cache); .map() on another config writes a
+    cache-*.arrow there and makes it the newest. What README and InstalledDataset.lines() document: the
+    nameless load then refuses, asking for a config name, instead of silently returning that config;
+    a named config still loads."""
+    env = _env(tmp_path / "hf")
+    done = _cli(env, "install", "nico", "--dataset", str(nico_built))
+    assert done.returncode == 0, done.stderr
+    assert "name the config (load_dataset('convbench/nico', 'dialogs'))" in done.stdout
+    code = """
+import sys, datasets
+if sys.argv[1:] == ["map"]:
+    datasets.load_dataset("convbench/nico", "open_domain", split="train").map(lambda row: {"n": 1})
+else:
+    print(datasets.load_dataset("convbench/nico", *sys.argv[1:], split="train").column_names)
+"""
+    run = lambda *argv: subprocess.run([sys.executable, "-c", code, *argv], env=env, capture_output=True,  # noqa: E731
+                                       text=True, timeout=300, cwd=tmp_path)
+    before = run()
+    assert before.returncode == 0 and "'utterances'" in before.stdout, before.stderr  # the default, dialogs
+    assert run("map").returncode == 0
+    assert list((tmp_path / "hf" / "datasets" / "convbench___nico" / "open_domain").glob("*/*/cache-*.arrow"))
+    nameless = run()
+    assert nameless.returncode != 0, nameless.stdout  # before the shared hash: open_domain's columns, exit 0
+    assert "There are multiple 'convbench/nico' configurations in the cache" in nameless.stderr
+    named = run("dialogs")
+    assert named.returncode == 0 and named.stdout == before.stdout, named.stderr

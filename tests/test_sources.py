@@ -15,7 +15,7 @@ from pathlib import Path
 import pytest
 
 from convbench_datasets.errors import ChecksumError, MissingSourceError, SourceError
-from convbench_datasets.sources import _HOST, STALE_AFTER_S, SourceFile, fetch
+from convbench_datasets.sources import _HOST, DEAD_WRITER_IDLE_S, STALE_AFTER_S, SourceFile, fetch
 
 PAYLOAD = b"line one\nline two\n" * 1000
 PAYLOAD_SHA = hashlib.sha256(PAYLOAD).hexdigest()
@@ -155,12 +155,15 @@ def test_stale_partials_of_the_file_are_removed_on_download(
     folder.mkdir(parents=True)
     dead, live = _dead_pid(), os.getpid()
     stale = [
-        f".good.txt.{_HOST}.{dead}.abcd1234.partial",  # its writer was killed on this host
+        f".good.txt.{_HOST}.{dead}.abcd1234.partial",  # its writer was killed on this host, untouched 11 minutes
         ".good.txt.abcd1234.partial",  # the naming before PIDs were recorded, untouched for a day
         f".good.txt.otherhost.{dead}.abcd1234.partial",  # another host's, untouched for a day
     ]
     kept = [
         f".good.txt.{_HOST}.{live}.abcd1234.partial",  # a concurrent download in this process
+        # a dead PID on a host of this name, written to 9 minutes ago: maybe a live writer in another
+        # container that shares the host name but not the PIDs (review of issue #10)
+        f".good.txt.{_HOST}.{dead}.efgh5678.partial",
         ".good.txt.efgh5678.partial",  # old naming, written to just now: maybe a live writer
         f".good.txt.otherhost.{dead}.efgh5678.partial",  # another host's PIDs mean nothing here
         f".other.txt.{_HOST}.{dead}.abcd1234.partial",  # another file's: cleaned when that file is fetched
@@ -168,9 +171,13 @@ def test_stale_partials_of_the_file_are_removed_on_download(
     ]
     for name in stale + kept:
         (folder / name).write_bytes(b"half")
-    day_old = time.time() - STALE_AFTER_S - 60
+    now = time.time()
+    day_old, eleven_minutes, nine_minutes = now - STALE_AFTER_S - 60, now - 11 * 60, now - 9 * 60
+    assert DEAD_WRITER_IDLE_S == 10 * 60  # the threshold the ages here straddle
+    os.utime(folder / stale[0], (eleven_minutes, eleven_minutes))
     for name in stale[1:]:
         os.utime(folder / name, (day_old, day_old))
+    os.utime(folder / kept[1], (nine_minutes, nine_minutes))
 
     path = fetch(SourceFile("demo/good.txt", f"{server}/good.txt", PAYLOAD_SHA), cache_dir=tmp_path, progress=False)
     assert sorted(p.name for p in folder.iterdir()) == sorted([path.name, *kept])
@@ -194,7 +201,13 @@ def test_download_killed_midway_leaves_nothing_after_the_next_fetch(
         time.sleep(0.05)
     writer.kill()  # SIGKILL: no except or finally block runs
     writer.wait()
-    assert len(list(folder.glob(".good.txt.*.partial"))) == 1  # what the killed download left
+    (left,) = folder.glob(".good.txt.*.partial")  # what the killed download left
 
-    path = fetch(SourceFile("demo/good.txt", f"{server}/good.txt", PAYLOAD_SHA), cache_dir=tmp_path, progress=False)
+    source = SourceFile("demo/good.txt", f"{server}/good.txt", PAYLOAD_SHA)
+    path = fetch(source, cache_dir=tmp_path, progress=False)
+    assert left.exists()  # just written: its PID may be another container's live one; kept for now
+    path.unlink()
+    untouched = time.time() - DEAD_WRITER_IDLE_S - 60
+    os.utime(left, (untouched, untouched))
+    path = fetch(source, cache_dir=tmp_path, progress=False)
     assert _files(tmp_path) == [path]  # the README's promise: nothing left behind

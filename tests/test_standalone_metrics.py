@@ -85,7 +85,7 @@ def exported(tmp_path_factory: pytest.TempPathFactory) -> Path:
 def test_exported_metric_runs_without_convbench(name: str, exported: Path, tmp_path: Path) -> None:
     folder = exported / name
     assert sorted(p.name for p in folder.iterdir()) == sorted(
-        [f"{name}.py", "_convbench_scoring.py", "README.md", "requirements.txt"])
+        [f"{name}.py", "_convbench_scoring.py", "README.md", "requirements.txt", ".convbench-build"])
     module = (folder / f"{name}.py").read_text()
     assert not re.search(r"^\s*(from|import)\s+convbench_datasets", module, re.M)
     assert re.search(r"^from \._convbench_scoring import ", module, re.M)  # one line: evaluate's loader copies that file
@@ -111,3 +111,37 @@ def test_requirements_must_cover_every_third_party_import(tmp_path: Path) -> Non
     requirements.write_text("convbench\n")  # what the Spaces said before: no package index serves it
     with pytest.raises(ConvbenchError, match="convbench is not on a package index"):
         _check_requirements(requirements, {})
+
+
+def _export(out: Path, *names: str) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, "-m", "convbench_datasets.cli", "metrics", "export", *names, "--out",
+                           str(out)], capture_output=True, text=True, timeout=120)
+
+
+def test_export_never_replaces_a_users_file(tmp_path: Path) -> None:
+    # The project's first rule (issue #10): a folder that is not an earlier export is refused, naming it.
+    target = tmp_path / "ncbench_action"
+    target.mkdir()
+    (target / "README.md").write_text("my notes\n")
+    done = _export(tmp_path, "ncbench_action")
+    assert done.returncode == 1
+    assert f"output folder {target} is not empty and is not a convbench export" in done.stderr
+    assert sorted(p.name for p in target.iterdir()) == ["README.md"]
+    assert (target / "README.md").read_text() == "my notes\n"  # before the fix: the metric card
+    assert [p.name for p in tmp_path.iterdir()] == ["ncbench_action"]  # no staging folder left behind
+
+
+def test_reexport_replaces_an_earlier_export_and_keeps_hidden_entries(tmp_path: Path) -> None:
+    assert _export(tmp_path, "ncbench_action").returncode == 0
+    target = tmp_path / "ncbench_action"
+    first = {p.name: p.read_bytes() for p in target.iterdir()}
+    (target / ".git").mkdir()  # a clone of the Space stays a clone
+    (target / "requirements.txt").write_text("edited\n")  # a file the export wrote: ours to replace
+    again = _export(tmp_path, "ncbench_action")
+    assert again.returncode == 0, again.stderr
+    assert {p.name: p.read_bytes() for p in target.iterdir() if p.name != ".git"} == first
+    assert (target / ".git").is_dir()
+    (target / "notes.txt").write_text("mine\n")  # a file no export wrote: refused again
+    refused = _export(tmp_path, "ncbench_action")
+    assert refused.returncode == 1 and f"output folder {target} holds notes.txt" in refused.stderr
+    assert (target / "notes.txt").read_text() == "mine\n"

@@ -1,8 +1,11 @@
 """``convbench report``: one self-contained HTML page (no network: images inline), plus PNG/SVG figures
 and CSV/Markdown tables, from one or more run folders.
 
-The page holds, per benchmark present: NC-Bench's table in the paper's layout, a per-pattern bar chart
-and the top failure labels, and paired comparisons of the first run with each other one (differences
+The page holds, per benchmark present: NC-Bench's tables in the paper's layout, one per set, with the
+paper's published models beside the runs (marked † and shaded; ``reference=False`` hides them) and a
+note when a run's setup differs from the paper's, the repeat baseline's judge sanity (a warning below
+90%), a per-pattern bar chart, per-task accuracy, the top failure labels pooled over the runs beside the
+paper's Table 5 and per run, and paired comparisons of the first run with each other one (differences
 that are not significant at 5% are marked "n.s."); NICO's metric tables; CoCoEval's grouped behaviour
 frequencies with interval whiskers and the overall ratings; and every run's signature.
 """
@@ -18,17 +21,21 @@ from pathlib import Path
 from typing import Any
 
 from .._version import __version__
+from ..nc.paper_results import paper_results
 from ..scoring.paired import compare_nc_runs
 from .figures import MISSING, cocoeval_figure, nc_figure
+from .judges import judge_tables
 from .runs import Run, load_runs
-from .tables import cocoeval_table, nc_failures, nc_table, nico_table
+from .tables import (OVERALL, PAPER_MARK, cocoeval_table, nc_failures, nc_judge_sanity, nc_paper_differences,
+                     nc_pooled_failures, nc_set_tables, nc_table, nc_task_table, nico_table, paper_legend)
 
 _STYLE = """
 body{font-family:system-ui,sans-serif;margin:2rem;max-width:80rem;color:#222}
 table{border-collapse:collapse;margin:.5rem 0 1.5rem;font-size:.85rem}
 th,td{border:1px solid #ccc;padding:.25rem .5rem;text-align:right}th{background:#f3f3f3}
 td:first-child,th:first-child{text-align:left}.ns{color:#999}pre{background:#f7f7f7;padding:.5rem;font-size:.75rem}
-img{max-width:100%}
+img{max-width:100%}th.paper,td.paper{background:#eef3fb;color:#345;font-style:italic}
+.warning{color:#8a1c1c;font-weight:bold}.note{color:#555}
 """
 
 
@@ -52,15 +59,18 @@ def _cell(value: Any) -> str:
 
 
 def _html_table(frame: Any, marks: dict[tuple[Any, str], str] | None = None) -> str:
+    """An HTML table; ``marks`` adds a note to a cell ((index key, column) -> "n.s."); a column whose
+    header carries the published mark (†) gets class ``paper``."""
     flat = frame.reset_index() if frame.index.name or getattr(frame.index, "names", [None])[0] else frame
-    head = "".join(f"<th>{html.escape(str(c))}</th>" for c in flat.columns)
+    paper = [str(c).endswith(PAPER_MARK) for c in flat.columns]
+    head = "".join(f"<th{' class=paper' if p else ''}>{html.escape(str(c))}</th>" for c, p in zip(flat.columns, paper))
     body = []
     for key, row in zip(frame.index, flat.itertuples(index=False)):
         cells = []
-        for column, value in zip(flat.columns, row):
+        for column, value, published in zip(flat.columns, row, paper):
             mark = (marks or {}).get((key, str(column)))
             text = html.escape(_cell(value)) + (f" <span class='ns'>{mark}</span>" if mark else "")
-            cells.append(f"<td{' class=ns' if mark else ''}>{text}</td>")
+            cells.append(f"<td{' class=ns' if mark else ' class=paper' if published else ''}>{text}</td>")
         body.append("<tr>" + "".join(cells) + "</tr>")
     return f"<table><thead><tr>{head}</tr></thead><tbody>{''.join(body)}</tbody></table>"
 
@@ -75,19 +85,43 @@ def _save_figure(fig: Any, folder: Path, name: str) -> str:
     return "data:image/png;base64," + base64.b64encode(buffer.getvalue()).decode("ascii")
 
 
-def _save_table(frame: Any, folder: Path, name: str) -> None:
+def _save_table(frame: Any, folder: Path, name: str, legend: str | None = None) -> None:
+    """CSV and Markdown; ``legend`` (what a mark in the headers means) is the Markdown's last line. The CSV
+    stays plain data for other programs: its headers carry the mark and say "(paper, Table N)"."""
     folder.mkdir(parents=True, exist_ok=True)
     frame.to_csv(folder / f"{name}.csv")
-    (folder / f"{name}.md").write_text(markdown_table(frame), encoding="utf-8")
+    (folder / f"{name}.md").write_text(markdown_table(frame) + (f"\n{legend}\n" if legend else ""), encoding="utf-8")
 
 
-def _nc_section(runs: list[Run], out: Path) -> list[str]:
+def _nc_section(runs: list[Run], out: Path, reference: bool = True) -> list[str]:
     import pandas as pd
 
-    table = nc_table(runs)
-    _save_table(table, out / "tables", "nc_accuracy")
+    from ..runner.nc_run import REPEAT_SANITY_WARNING
+
+    table = nc_table(runs, reference=reference)
+    legend = paper_legend() if reference else None
+    _save_table(table, out / "tables", "nc_accuracy", legend)
     parts = ["<h2>NC-Bench</h2><p>Accuracy (%) per pattern; set and overall rows are row-weighted averages.</p>"]
-    marks: dict[tuple[Any, str], str] = {}
+    if reference:
+        parts.append(f"<p class='note paper-setup'>{html.escape(paper_legend())}</p>")
+        for run in runs:
+            differences = nc_paper_differences(run)
+            if differences:
+                parts.append(f"<p class='warning not-comparable'>{html.escape(run.name)}: not directly comparable with "
+                             f"the paper's numbers ({html.escape('; '.join(differences))}).</p>")
+    sanity = nc_judge_sanity(runs)
+    if len(sanity):
+        _save_table(sanity, out / "tables", "nc_judge_sanity")
+        parts.append("<h3>Judge sanity</h3><p>How often the judge labels the repeat baseline's verbatim repeats "
+                     "Repeat on Repeat Request rows (a sound judge: near 100%).</p>")
+        for row in sanity.itertuples(index=False):
+            if row.below_warning_level:
+                parts.append(f"<p class='warning judge-sanity'>Warning: the judge {html.escape(str(row.judge))} labels "
+                             f"verbatim repeats Repeat on only {row.labelled_repeat:.1f}% of Repeat Request rows "
+                             f"({html.escape(row.run)}; below {REPEAT_SANITY_WARNING:.0f}%): its labels, and the "
+                             f"numbers of runs it judged, may not be trustworthy.</p>")
+        parts.append(_html_table(sanity))
+    marks: dict[tuple[Any, str], str] = {}  # ((set, pattern), run) -> "n.s."
     comparisons = []
     base = runs[0]
     for other in runs[1:]:
@@ -104,27 +138,50 @@ def _nc_section(runs: list[Run], out: Path) -> list[str]:
                                 "difference": t["difference"], "low": t["interval"][0], "high": t["interval"][1],
                                 "p_bootstrap": t["p_bootstrap"], "p_randomization": t["p_randomization"],
                                 "significant": t["significant"]})
-        for set_name, pattern in table.index:
-            if set_name == "Overall":
-                test = result["overall"]
-            elif pattern == "Overall":
-                test = result["per_set"].get(set_name)
-            else:
-                test = result["per_set_pattern"].get(f"{set_name}/{pattern}")
-            if test is not None and not test["significant"]:
+            if not t["significant"]:
                 marks[((set_name, pattern), other.name)] = "n.s."
-    parts.append(_html_table(table, marks))
+    for set_name, frame in nc_set_tables(runs, reference=reference).items():
+        _save_table(frame, out / "tables", f"nc_{set_name}", legend)
+        number = f" (the paper's Table {paper_results().tables[set_name]})" if set_name in paper_results().tables else ""
+        set_marks = {(pattern, name): mark for ((s, pattern), name), mark in marks.items() if s == set_name}
+        parts.append(f"<h3>{html.escape(set_name)}{number}</h3>" + _html_table(frame, set_marks))
+    if (OVERALL, OVERALL) in table.index:
+        overall = table.loc[[(OVERALL, OVERALL)], [r.name for r in runs]]
+        overall_marks = {((OVERALL, OVERALL), name): mark for (key, name), mark in marks.items() if key == (OVERALL, OVERALL)}
+        parts.append("<h3>All sets</h3><p>Over every row a run scored (the paper reports no such average).</p>"
+                     + _html_table(overall, overall_marks))
     if comparisons:
         frame = pd.DataFrame(comparisons)
         _save_table(frame, out / "tables", "nc_comparisons")
         parts.append(f"<h3>Paired comparisons with {html.escape(base.name)}</h3>"
                      "<p>Paired bootstrap and approximate randomisation over the same rows; "
                      "n.s. marks differences not significant at 5%.</p>" + _html_table(frame))
-    parts.append(f"<img alt='NC-Bench accuracy per pattern' src='{_save_figure(nc_figure(table), out / 'figures', 'nc_patterns')}'>")
+    figure = nc_figure(nc_table(runs, reference=False))  # the runs only: 7 more bars per pattern would hide them
+    parts.append(f"<img alt='NC-Bench accuracy per pattern' src='{_save_figure(figure, out / 'figures', 'nc_patterns')}'>")
+    tasks = nc_task_table(runs)
+    parts.append("<h3>Accuracy per upstream task</h3><p>The released aggregator's breakdown (the paper publishes "
+                 "none).</p>")
+    if tasks.attrs["omitted"]:
+        parts.append(f"<p class='note'>Not shown (their records carry no task): "
+                     f"{html.escape(', '.join(tasks.attrs['omitted']))}.</p>")
+    if len(tasks.columns):
+        _save_table(tasks, out / "tables", "nc_tasks")
+        parts.append(_html_table(tasks))
+    pooled = nc_pooled_failures(runs, reference=reference)
+    _save_table(pooled, out / "tables", "nc_pooled_failures", legend and f"{PAPER_MARK} the paper's Table 5: "
+                "pooled over its seven models and three sets.")
+    parts.append(f"<h3>Top failures pooled over {len(runs)} run(s)</h3><p>As the paper's Table 5: per pattern, over "
+                 "every row of every run and set, the pass rate, the label most failing rows carry and the share "
+                 "of failing rows that carry it" + (f"; {PAPER_MARK} columns: the paper's Table 5, pooled over its "
+                 "seven models and three sets, for the four patterns it reports" if reference else "")
+                 + ".</p>" + _html_table(pooled))
     failures = nc_failures(runs)
     _save_table(failures, out / "tables", "nc_failures")
-    parts.append("<h3>Top failure label per set and pattern</h3><p>Share of the pattern's failing rows "
+    parts.append("<h3>Top failure label per run, set and pattern</h3><p>Share of the pattern's failing rows "
                  "that carry the label; the next labels follow.</p>" + _html_table(failures))
+    for name, title, frame in judge_tables(runs, published=reference):  # runs judged by several judges
+        _save_table(frame, out / "tables", name)
+        parts.append(f"<h3>{html.escape(title)}</h3>" + _html_table(frame))
     return parts
 
 
@@ -173,8 +230,12 @@ def errors_note(runs: list[Run]) -> str:
 SECTIONS = {"nc": _nc_section, "nico": _nico_section, "cocoeval": _cocoeval_section}
 
 
-def write_report(paths: list[str | os.PathLike[str]], out: str | os.PathLike[str]) -> Path:
-    """Write ``report.html`` (self-contained), ``figures/`` and ``tables/`` into ``out``; returns the page."""
+def write_report(paths: list[str | os.PathLike[str]], out: str | os.PathLike[str], reference: bool = True) -> Path:
+    """Write ``report.html`` (self-contained), ``figures/`` and ``tables/`` into ``out``; returns the page.
+
+    ``reference`` (default) shows the NC-Bench paper's published results beside the runs, marked;
+    ``reference=False`` (``convbench report --no-reference``) leaves them out.
+    """
     runs = load_runs(paths)
     folder = Path(out)
     folder.mkdir(parents=True, exist_ok=True)
@@ -184,7 +245,7 @@ def write_report(paths: list[str | os.PathLike[str]], out: str | os.PathLike[str
     for benchmark, section in SECTIONS.items():
         chosen = [r for r in runs if r.benchmark == benchmark]
         if chosen:
-            parts += section(chosen, folder)
+            parts += section(chosen, folder, reference) if benchmark == "nc" else section(chosen, folder)
             parts.append(errors_note(chosen))
     parts.append("<h2>Signatures</h2>")
     for run in runs:

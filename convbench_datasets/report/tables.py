@@ -1,23 +1,79 @@
 """Report tables as pandas DataFrames (percentages, as in the papers' tables).
 
 - :func:`nc_table`: NC-Bench, the paper's layout: one row per (set, pattern) plus each set's overall
-  and each run's overall (row-weighted over the rows that run scored), one column per run;
+  and each run's overall (row-weighted over the rows that run scored), one column per run, then
+  the paper's published models as marked columns (``reference=False`` hides them);
+- :func:`nc_set_tables`: the same per set, the layout of the paper's Tables 2-4 (patterns as rows, overall
+  last), published columns headed ``Model (paper, Table N)†``;
+- :func:`nc_task_table`: accuracy per upstream task (27 names, e.g. ``Detail Request-All``) per set;
 - :func:`nc_failures`: for each model and pattern, the top failure label and its share of failing rows;
+- :func:`nc_pooled_failures`: Table 5's analysis pooled over all runs, beside the paper's Table 5;
+- :func:`nc_judge_sanity`: the repeat baseline's ``labelled_repeat`` per run that has it;
+- :func:`nc_paper_differences`: how a run's setup differs from the paper's (then not directly comparable);
 - :func:`nico_table`: NICO scores per (task, metric), one column per model (and per interaction type);
 - :func:`cocoeval_table`: per behaviour type, the human mean and each model's mean with intervals.
 """
 
 from __future__ import annotations
 
+from collections import Counter
 from typing import Any
 
+from ..nc.judge_output import UNPARSED_LABEL
+from ..nc.paper_results import paper_results
 from ..nc.patterns import pattern_table
+from ..scoring.ncbench_action import ERROR_LABEL
 from .runs import Run
 
 OVERALL = "Overall"
+PAPER_MARK = "†"  # marks a published column (the paper's numbers, not re-run here) in every table format
 
 
-def nc_table(runs: list[Run]) -> Any:
+def published_column(model: str, set_name: str | None = None) -> str:
+    """The header of a published column: ``Qwen-7B (paper)†``, or with a set ``Qwen-7B (paper, Table 4)†``."""
+    where = "paper" if set_name is None else f"paper, Table {paper_results().tables[set_name]}"
+    return f"{model} ({where}){PAPER_MARK}"
+
+
+def paper_legend() -> str:
+    """The legend line for tables with published columns: what the mark means and the paper's setup."""
+    setup = paper_results().setup
+    return (f"{PAPER_MARK} published in the NC-Bench paper (Moore, An, Ahmed and Gala, 2026), not re-run here; "
+            f"its setup: judge {setup['judge']}, the {setup['judge_template']} judge prompt, {setup['decoding']} "
+            f"decoding, {setup['max_new_tokens']} new tokens. Runs judged otherwise are not directly comparable.")
+
+
+def nc_paper_differences(run: Run) -> list[str]:
+    """How ``run``'s signature differs from the paper's setup; empty when its numbers are comparable.
+
+    The judge must be the paper's (its name in the judge spec, any provider), the judge prompt the
+    released one (``judge_template`` "released"; runs that do not record it used convbench's wording),
+    and the decoding, when recorded, greedy with the paper's token limit.
+    """
+    setup, signature = paper_results().setup, run.signature
+    differences = []
+    judge = str(signature.get("judge") or "")
+    if setup["judge"].lower() not in judge.lower():
+        differences.append(f"judge {judge or 'not recorded'} (paper: {setup['judge']})")
+    template = signature.get("judge_template")
+    if template != setup["judge_template"]:
+        differences.append(f"judge prompt {template or 'not recorded'} (paper: {setup['judge_template']})")
+    generation = signature.get("generation") or {}
+    if generation.get("temperature", 0) not in (0, 0.0):
+        differences.append(f"temperature {generation['temperature']} (paper: {setup['decoding']})")
+    if generation.get("max_new_tokens", setup["max_new_tokens"]) != setup["max_new_tokens"]:
+        differences.append(f"{generation['max_new_tokens']} new tokens (paper: {setup['max_new_tokens']})")
+    return differences
+
+
+def nc_table(runs: list[Run], reference: bool = True) -> Any:
+    """One row per (set, pattern), each set's overall after its patterns, the overall over all sets last.
+
+    With ``reference`` (default) the paper's seven models follow the runs as columns headed
+    ``Model (paper)†`` and every pattern of each set a run covers is a row (the runs' missing cells
+    are NaN); the paper reports no overall over all sets (NaN there). Without it, only the runs'
+    columns and the rows they scored.
+    """
     import pandas as pd
 
     table = pattern_table()
@@ -32,11 +88,79 @@ def nc_table(runs: list[Run]) -> Any:
                     rows.setdefault((set_name, pattern), {})[run.name] = per[set_name][pattern]
             rows.setdefault((set_name, OVERALL), {})[run.name] = run.results["per_set"][set_name]
         rows.setdefault((OVERALL, OVERALL), {})[run.name] = run.results["accuracy"]
+    columns = [r.name for r in runs]
+    if reference:
+        published = paper_results()
+        for set_name in [s for s in table.sets if (s, OVERALL) in rows and s in published.cells]:
+            for pattern, values in [*published.cells[set_name].items(), (OVERALL, published.overall(set_name))]:
+                rows.setdefault((set_name, pattern), {}).update(
+                    {published_column(model): value for model, value in values.items()})
+        columns += [published_column(model) for model in published.models]
     order = [(s, p) for s in table.sets for p in [*table.patterns(s), OVERALL]] + [(OVERALL, OVERALL)]
-    frame = pd.DataFrame.from_dict(rows, orient="index")
-    frame = frame.reindex([key for key in order if key in rows])  # the paper's order, whatever the runs cover
+    frame = pd.DataFrame.from_dict(rows, orient="index", dtype=float)
+    frame = frame.reindex(index=[key for key in order if key in rows], columns=columns)  # the paper's order
     frame.index = pd.MultiIndex.from_tuples(frame.index, names=["set", "pattern"])
-    return frame[[r.name for r in runs]]
+    return frame
+
+
+def nc_set_tables(runs: list[Run], reference: bool = True) -> dict[str, Any]:
+    """Set -> the paper's table for that set: patterns as rows (the paper's order), ``Overall`` last,
+    the runs as columns, then (with ``reference``) the published models headed ``Model (paper, Table N)†``."""
+    combined = nc_table(runs, reference=reference)
+    tables = {}
+    for set_name in dict.fromkeys(s for s, _ in combined.index):
+        if set_name == OVERALL:
+            continue
+        frame = combined.loc[set_name].copy()
+        frame.index.name = "pattern"
+        if reference:
+            frame = frame.rename(columns={published_column(m): published_column(m, set_name)
+                                          for m in paper_results().models})
+        tables[set_name] = frame
+    return tables
+
+
+def _run_per_task(run: Run) -> dict[str, dict[str, float]] | None:
+    """``results["per_task"]`` ({set: {task: accuracy}}), else computed from the records' ``task`` and
+    ``passed``; None when some record has no task (older runs)."""
+    per_task = run.results.get("per_task")
+    if isinstance(per_task, dict) and all(isinstance(v, dict) for v in per_task.values()):
+        return per_task
+    if not run.records or not all(isinstance(r.get("task"), str) for r in run.records):
+        return None
+    counts: dict[str, dict[str, list[int]]] = {}
+    for record in run.records:
+        tally = counts.setdefault(record["set"], {}).setdefault(record["task"], [0, 0])
+        tally[0] += bool(record["passed"])
+        tally[1] += 1
+    return {s: {t: 100.0 * p / n for t, (p, n) in tasks.items()} for s, tasks in counts.items()}
+
+
+def nc_task_table(runs: list[Run]) -> Any:
+    """Accuracy (%) per (set, upstream task), one column per run, tasks in ``patterns.yaml`` order (the
+    released aggregator's breakdown; the paper publishes none). Runs with neither ``per_task`` nor a
+    task in every record are left out; ``frame.attrs["omitted"]`` names them."""
+    import pandas as pd
+
+    table = pattern_table()
+    rows: dict[tuple[str, str], dict[str, float]] = {}
+    included, omitted = [], []
+    for run in runs:
+        per_task = _run_per_task(run)
+        if per_task is None:
+            omitted.append(run.name)
+            continue
+        included.append(run.name)
+        for set_name, tasks in per_task.items():
+            for task, value in tasks.items():
+                rows.setdefault((set_name, task), {})[run.name] = value
+    known = [(e.set, e.task) for e in table.tasks]
+    others = sorted(key for key in rows if key not in set(known))  # tasks patterns.yaml does not name, last
+    frame = pd.DataFrame.from_dict(rows, orient="index", dtype=float)
+    frame = frame.reindex(index=[k for k in known if k in rows] + others, columns=included)
+    frame.index = pd.MultiIndex.from_tuples(list(frame.index), names=["set", "task"])
+    frame.attrs["omitted"] = omitted
+    return frame
 
 
 def nc_failures(runs: list[Run]) -> Any:
@@ -52,6 +176,69 @@ def nc_failures(runs: list[Run]) -> Any:
                                  "share_of_failures": share,
                                  "others": ", ".join(f"{k} {v:.0f}%" for k, v in list(shares.items())[1:4])})
     return pd.DataFrame(rows, columns=["model", "set", "pattern", "top_failure_label", "share_of_failures", "others"])
+
+
+def nc_pooled_failures(runs: list[Run], reference: bool = True) -> Any:
+    """Table 5's failure analysis pooled over every row of every run (all sets), one row per pattern.
+
+    ``rows``, ``passed`` and ``pass_rate`` (%) pool the runs' records; ``top_failure_label`` is the label
+    most failing rows carry (a row with no label counts as ``(unparsed)``, one whose request failed as
+    ``(error)``; ties go to the alphabetically first) and ``share_of_failures`` the percentage of failing
+    rows that carry it. Patterns are sorted by pass rate, lowest first, as in Table 5. With ``reference``
+    the paper's Table 5 values follow, marked, for the four patterns it reports (NaN for the others).
+    """
+    import pandas as pd
+
+    table = pattern_table()
+    order = list(dict.fromkeys(p for s in table.sets for p in table.patterns(s)))
+    tallies: dict[str, dict[str, Any]] = {}
+    for run in runs:
+        for record in run.records:
+            tally = tallies.setdefault(record["pattern"], {"rows": 0, "passed": 0, "labels": Counter()})
+            tally["rows"] += 1
+            if record["passed"]:
+                tally["passed"] += 1
+                continue
+            fallback = ERROR_LABEL if record.get("error") is not None else UNPARSED_LABEL
+            tally["labels"].update(dict.fromkeys(record.get("labels") or [fallback], 1))  # a row counts once per label
+    rows = []
+    for pattern, tally in tallies.items():
+        failing = tally["rows"] - tally["passed"]
+        top = min(tally["labels"].items(), key=lambda item: (-item[1], item[0]), default=None)
+        rows.append({"pattern": pattern, "rows": tally["rows"], "passed": tally["passed"],
+                     "pass_rate": 100.0 * tally["passed"] / tally["rows"],
+                     "top_failure_label": top[0] if top else None,
+                     "share_of_failures": 100.0 * top[1] / failing if top else None})
+    rank = {p: i for i, p in enumerate(order)}
+    rows.sort(key=lambda r: (r["pass_rate"], rank.get(r["pattern"], len(rank)), r["pattern"]))
+    columns = ["pattern", "rows", "passed", "pass_rate", "top_failure_label", "share_of_failures"]
+    frame = pd.DataFrame(rows, columns=columns).set_index("pattern")
+    if reference:
+        published = paper_results().top_failures
+        for key, name in (("pass", "pass_rate"), ("label", "top_failure_label"), ("share", "share_of_failures")):
+            frame[f"{name} (paper, Table 5){PAPER_MARK}"] = [
+                published[p][key] if p in published else None for p in frame.index]
+    return frame
+
+
+def nc_judge_sanity(runs: list[Run]) -> Any:
+    """Per run that has ``judge_sanity.labelled_repeat`` (the repeat baseline's runs): how often its judge
+    labelled a verbatim repeat ``Repeat`` on Repeat Request rows, and whether that is below
+    ``REPEAT_SANITY_WARNING`` (a sound judge: near 100%)."""
+    import pandas as pd
+
+    from ..runner.nc_run import REPEAT_SANITY_WARNING
+
+    rows = []
+    for run in runs:
+        sanity = run.results.get("judge_sanity") or {}
+        if sanity.get("labelled_repeat") is None:
+            continue
+        value = float(sanity["labelled_repeat"])
+        rows.append({"run": run.name, "judge": run.signature.get("judge"),
+                     "repeat_request_rows": sanity.get("repeat_request_rows"), "labelled_repeat": value,
+                     "below_warning_level": value < REPEAT_SANITY_WARNING})
+    return pd.DataFrame(rows, columns=["run", "judge", "repeat_request_rows", "labelled_repeat", "below_warning_level"])
 
 
 NICO_KEYS = ("bleu_1", "bleu_2", "rouge_l", "distinct_1", "distinct_2", "avg_len", "bertscore_f1",

@@ -188,6 +188,9 @@ class ResponseCache:
             self._check_unmarked()
             # before WAL mode, so the mark lands in the main file's header, where delete_damaged_cache reads it
             self._db.execute(f"PRAGMA application_id={APPLICATION_ID}")
+            # a cache from before the mark may already be in WAL mode: the mark is then in the -wal file until
+            # a checkpoint, and a process killed first would leave a cache `cache clear` does not recognise
+            self._db.execute("PRAGMA wal_checkpoint(TRUNCATE)")
         self._db.execute(_SCHEMA)
         self._upgrade()
         self._db.execute("PRAGMA journal_mode=WAL")

@@ -23,6 +23,7 @@ from __future__ import annotations
 
 import os
 import time
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
@@ -42,7 +43,7 @@ from ..cocoeval.simulation import (
 from ..cocoeval.taxonomy import Behaviour, load_taxonomy
 from ..errors import ConvbenchError
 from ..scoring.behavior_frequency import mean_with_interval, score_frequencies
-from .backends import Backend, GenerationParams, backend_from_spec
+from .backends import Backend, GenerationParams, backend_from_spec, early_backend
 from .cache import ResponseCache
 from .nc_run import _open_cache, dataset_fingerprint
 from .run_folder import RunResult, check_complete, row_id, run_lock, write_folder
@@ -91,11 +92,14 @@ def run_cocoeval(
         rows = _rows(config, split, dataset, sources)[:limit]
         started = time.time()
         generator = backend_from_spec(model, **(backend_options or {}))
+        # a judge server is built now and preflighted with the simulation's first uncached round, so that
+        # one that cannot work fails before the simulation, not after it (an hf judge loads later)
+        early_judge = early_backend(judge, **(judge_options or backend_options or {}))
         params = GenerationParams(max_new_tokens=max_new_tokens)
         simulated = simulate(generator, rows, behaviours, store, turns_per_call, prompt, params, max_repairs, progress,
-                             retry_errors)
+                             retry_errors, preflight_also=[early_judge])
         generator.close()
-        judge_backend = backend_from_spec(judge, **(judge_options or backend_options or {}))
+        judge_backend = early_judge or backend_from_spec(judge, **(judge_options or backend_options or {}))
         judge_params = GenerationParams(max_new_tokens=judge_max_new_tokens)
         judged = judge_all(judge_backend, rows, simulated, behaviours, store, judge_params, max_repairs, progress,
                            retry_errors)
@@ -137,8 +141,10 @@ def _rows(config: str, split: str, dataset: Any, sources: Any) -> list[dict[str,
 
 def simulate(backend: Backend, rows: list[dict[str, Any]], behaviours: tuple[Behaviour, ...], store: ResponseCache,
              turns_per_call: int, style: str, params: GenerationParams, max_repairs: int,
-             progress: bool, retry_errors: bool = False) -> list[dict[str, Any]]:
-    """Each row's simulated turns, the problems met, whether it reached 30 turns, and its per-row error."""
+             progress: bool, retry_errors: bool = False,
+             preflight_also: Sequence[Backend | None] = ()) -> list[dict[str, Any]]:
+    """Each row's simulated turns, the problems met, whether it reached 30 turns, and its per-row error.
+    ``preflight_also``: backends of later stages, preflighted before the first request is sent."""
     states = [{"turns": [], "problems": [], "repairs": 0, "stalled": False, "replies": [], "persisting": 0, "error": None,
                "cut": 0} for _ in rows]
     round_number = 0
@@ -151,7 +157,7 @@ def simulate(backend: Backend, rows: list[dict[str, Any]], behaviours: tuple[Beh
         prompts = [simulation_prompt(rows[i], states[i]["turns"], asks[i], style, behaviours,
                                      states[i]["problems"][-1] if states[i]["repairs"] else None) for i in active]
         answers = complete(backend, prompts, params, store, desc=f"simulate round {round_number}", progress=progress,
-                           retry_errors=retry_errors)
+                           retry_errors=retry_errors, preflight_also=preflight_also)
         for i, answer in zip(active, answers.generations):
             state = states[i]
             if answer.error is not None:  # this instance cannot go on: an error, not a stall

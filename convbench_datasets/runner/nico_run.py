@@ -9,7 +9,9 @@ A row whose request failed for good (a per-row error, in the record's ``error``)
 ``errors`` and scored as a failure: an empty turn for the generation tasks, and precision = recall =
 0 for identify_unnatural (an empty answer would read as "none found", which is right for a dialogue
 without unnatural sentences). Answers cut at the token limit are scored as written (``finish_reason``
-in the records says so).
+in the records says so). An answer longer than the metrics' cap (``MAX_TEXT_CHARS`` characters, the
+cleaned turn for the generation tasks) cannot be scored; it is that row's error in the same way, so
+one runaway answer cannot stop every run of the same prompts from being written.
 """
 
 from __future__ import annotations
@@ -24,6 +26,7 @@ from .._version import __version__
 from ..errors import ConvbenchError
 from ..nico.prompts import pick_shots, render_prompt, templates_sha256
 from ..nico.tasks import TASKS
+from ..scoring.inputs import MAX_TEXT_CHARS
 from ..scoring.nico_generation import score_generation
 from ..scoring.unnatural_prf import _prf, parse_answer, score_unnatural
 from .backends import Backend, GenerationParams, backend_from_spec
@@ -130,20 +133,22 @@ def _run(task: str, model: Any, out: Path, shots: int, split: str, limit: int | 
                          retry_errors=retry_errors)
     backend.close()
     responses = [g.text for g in generated.generations]  # "" for a per-row error
-    failed = [g.error is not None for g in generated.generations]
+    scored = responses if task == "identify_unnatural" else [clean_turn(t) for t in responses]
+    errors = [g.error if g.error is not None else too_long_error(text) for g, text in zip(generated.generations, scored)]
+    failed = [e is not None for e in errors]
     if task == "identify_unnatural":
         results, per_row = score_identify(responses, [r["unnatural_sentences"] for r in rows], failed)
         records = [_identify_record(r, text, hit, row) for r, text, hit, row in zip(rows, responses, generated.cache_hits, per_row)]
     else:
-        turns = [clean_turn(t) for t in responses]
+        turns = ["" if bad else turn for turn, bad in zip(scored, failed)]  # a failed row scores as an empty turn
         results = score_generation(turns, [r["reference"] for r in rows], tokenizer=tokenizer,  # type: ignore[arg-type]
                                    interaction_types=[r["interaction_type"] for r in rows],
                                    bertscore=bertscore, bertscore_model=bertscore_model)
         records = [{"id": r["id"], "dialogue_id": r["dialogue_id"], "interaction_type": r["interaction_type"],
                     "response": text, "turn": turn, "reference": r["reference"], "cache_hit": hit}
                    for r, text, turn, hit in zip(rows, responses, turns, generated.cache_hits)]
-    for record, generation in zip(records, generated.generations):
-        record.update(finish_reason=generation.finish_reason, error=generation.error)
+    for record, generation, error in zip(records, generated.generations, errors):
+        record.update(finish_reason=generation.finish_reason, error=error)
     results["errors"] = sum(failed)
     results["row_ids"] = [row_id(r) for r in records]
     results["signature"] = {
@@ -160,9 +165,23 @@ def _run(task: str, model: Any, out: Path, shots: int, split: str, limit: int | 
     return RunResult(Path(out), records, results, results["stats"])
 
 
+def too_long_error(answer: str) -> str | None:
+    """The per-row error for an answer too long for the metrics to score, or None.
+
+    Example:
+        >>> too_long_error("好" * 20_001)
+        "answer is 20,001 characters long, over the metrics' limit of 20,000: not scored (counted as a failure)"
+    """
+    if len(answer) <= MAX_TEXT_CHARS:
+        return None
+    return (f"answer is {len(answer):,} characters long, over the metrics' limit of {MAX_TEXT_CHARS:,}: "
+            "not scored (counted as a failure)")
+
+
 def score_identify(responses: list[str], golds: list[Any], failed: list[bool]) -> tuple[dict[str, Any], list[dict[str, Any]]]:
     """``unnatural_sentence_prf`` with per-row scores; a failed row (a per-row error) scores P = R = 0."""
-    results = score_unnatural(responses, golds, return_rows=True)
+    # a failed row's answer is not scored (it may be one too long to score): read as "" and then set to 0
+    results = score_unnatural(["" if bad else text for text, bad in zip(responses, failed)], golds, return_rows=True)
     rows = results.pop("rows")
     if any(failed):
         for row, bad in zip(rows, failed):

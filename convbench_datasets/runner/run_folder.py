@@ -77,18 +77,25 @@ def write_folder(path: Path, records: list[dict[str, Any]], results: dict[str, A
 
 
 def read_folder(path: str | os.PathLike[str]) -> tuple[Path, list[dict[str, Any]], dict[str, Any]]:
-    """(folder, records, previous results or {}) of a run folder, with errors naming the line."""
+    """(folder, records, previous results) of a run folder, with errors naming the line.
+
+    A folder without ``results.json`` is refused: only it declares which rows the run had (its
+    signature and ``row_ids``), so records alone could not show that some were lost.
+    """
     folder = Path(path)
     records_path, results_path = folder / "records.jsonl", folder / "results.json"
     if not records_path.is_file():
         raise ConvbenchError(f"{folder} is not a run folder: {records_path} is missing")
+    if not results_path.is_file():
+        raise ConvbenchError(f"{folder}: results.json is missing; rerun the `convbench run` command to rewrite "
+                             "the folder from the cache")
     # a half-written or damaged file is a one-line error naming it and the line, never a traceback
     rows = read_jsonl(records_path)
     for position, (lineno, _) in enumerate(rows, start=1):
         if lineno != position:  # later checks name a record by its position: a blank line would shift them
             raise ConvbenchError(f"{records_path} line {position}: blank line (a run folder has one record per line)")
     records = [record for _, record in rows]
-    previous = read_json(results_path) if results_path.is_file() else {}
+    previous = read_json(results_path)
     return folder, records, previous
 
 

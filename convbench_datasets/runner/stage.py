@@ -2,18 +2,26 @@
 
 Identical prompts are asked once. Each new answer is stored the moment it arrives. Before the first
 request the backend's preflight runs (skipped when the cache answers everything, so that resumes and
-re-scores work offline).
+re-scores work offline), with that of every backend a later stage will use (``preflight_also``): a
+judge server that cannot work is found before hours of generation, not after.
 
 Failures come in two kinds. A per-row error (``Generation.permanent``: the server refused the
 prompt, or never gave a usable answer for it) is the row's result: it is stored apart from answers
 and handed back with ``error`` set, and reruns reuse it unless ``retry_errors``. Any other failure
 (timeouts, 5xx after the retries) is not stored; once every other prompt is answered the stage raises
 :class:`RunIncomplete`, so a rerun of the same command retries just those.
+
+A server that refuses every request alike (an unknown model or route: HTTP 404 on each; a parameter it
+rejects: the same HTTP 400 on each) is the run's problem, not the rows': when every request sent
+failed for good with one HTTP status and one message (at least 3 of them, or all of a smaller stage)
+and the backend never answered this stage or any earlier one, the stage raises
+:class:`ServerRefusesAll` and stores none of those errors.
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+import weakref
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 
 from ..errors import ConvbenchError
@@ -23,6 +31,25 @@ from .cache import ResponseCache, cache_key
 
 class RunIncomplete(ConvbenchError):
     """Some prompts got no answer; everything else is cached, so rerunning the command resumes."""
+
+
+class ServerRefusesAll(ConvbenchError):
+    """Every request of a stage was refused alike (same HTTP status and message): nothing was recorded."""
+
+
+# Backends that have given an answer (live or from the cache) in this process: a model that answered
+# exists, so its later refusals are the rows' own (a CoCoEval round whose prompts all grew too long).
+_ANSWERED: weakref.WeakSet[Backend] = weakref.WeakSet()
+SAME_REFUSAL_MIN = 3  # requests refused alike before a stage calls it the server's doing (fewer: all of them)
+
+
+def preflight(backends: Iterable[Backend | None]) -> None:
+    """Run each backend's preflight (a server reachable, its key accepted, its model known; once per
+    backend). A pipeline calls it, or passes ``preflight_also`` to its first stage, before a long stage
+    for every backend a later stage will use. None entries are skipped."""
+    for backend in backends:
+        if backend is not None:
+            backend.preflight()
 
 
 @dataclass(frozen=True)
@@ -48,11 +75,14 @@ def complete(
     desc: str,
     progress: bool = True,
     retry_errors: bool = False,
+    preflight_also: Iterable[Backend | None] = (),
 ) -> StageResult:
     """Answer ``prompts``: from the cache, else from ``backend`` (each answer cached as it arrives).
 
     Args:
         retry_errors: ask again the prompts whose per-row error is stored (default: reuse the error).
+        preflight_also: backends of later stages, preflighted with this one when this stage has
+            uncached work (a fully cached stage sends nothing, so a resume still works offline).
 
     An answer cut at the token limit is an answer (``finish_reason == "length"`` tells the caller,
     which decides whether its benchmark can use it).
@@ -66,22 +96,42 @@ def complete(
         found.update(cache.get_errors(k for k in keys if k not in found))
     todo = list(dict.fromkeys(k for k in keys if k not in found))  # unique, in order
     if todo:
-        backend.preflight()
+        preflight([backend, *preflight_also])
+    if any(g.error is None for g in found.values()):
+        _mark_answered(backend)
     first_prompt = {k: p for k, p in zip(keys, prompts)}
     failures: list[str] = []
+    # refusals held back while every request so far was refused alike by a backend that never answered
+    held: list[tuple[str, Generation]] | None = None if _has_answered(backend) else []
     calls_before = backend.calls
     with tqdm(total=len(set(keys)), initial=len(set(keys)) - len(todo), desc=desc, unit="prompt", disable=not progress) as bar:
         for position, generation in backend.generate([first_prompt[k] for k in todo], params):
             key = todo[position]
+            if held is not None and not _same_refusal(generation, held):
+                for earlier, refused in held:  # the refusals were the rows' own after all
+                    cache.put_error(earlier, identity, refused)
+                held = None
             if generation.error is None:
                 cache.put(key, identity, generation)
                 found[key] = generation
+                _mark_answered(backend)
             elif generation.permanent:
-                cache.put_error(key, identity, generation)
+                if held is not None:
+                    held.append((key, generation))
+                else:
+                    cache.put_error(key, identity, generation)
                 found[key] = generation
             else:
                 failures.append(generation.error)
             bar.update(1)
+    if held:
+        if len(held) == len(todo) and len(held) >= min(SAME_REFUSAL_MIN, len(set(keys))):
+            reason = str(held[0][1].error).removeprefix("refused for this row: ")
+            raise ServerRefusesAll(
+                f"{desc}: all {len(held)} requests to {backend.spec} were refused alike ({reason}); nothing was "
+                "recorded as a row error: check the model name, the server address and the generation settings")
+        for key, refused in held:
+            cache.put_error(key, identity, refused)
     if failures:
         raise RunIncomplete(
             f"{desc}: {len(failures)} of {len(todo)} requests to {backend.spec} failed (first: {failures[0]}); "
@@ -90,3 +140,24 @@ def complete(
     asked = set(todo)
     hits = [k not in asked for k in keys]
     return StageResult([found[k] for k in keys], hits, backend.calls - calls_before)
+
+
+def _has_answered(backend: Backend) -> bool:
+    try:
+        return backend in _ANSWERED
+    except TypeError:  # a backend that cannot be hashed or weakly referenced: never known to answer
+        return False
+
+
+def _mark_answered(backend: Backend) -> None:
+    try:
+        _ANSWERED.add(backend)
+    except TypeError:
+        pass
+
+
+def _same_refusal(generation: Generation, held: list[tuple[str, Generation]]) -> bool:
+    """Whether ``generation`` is refused for good with an HTTP status, like every refusal held so far."""
+    if not (generation.permanent and generation.error is not None and generation.status is not None):
+        return False
+    return not held or (held[0][1].status, held[0][1].error) == (generation.status, generation.error)

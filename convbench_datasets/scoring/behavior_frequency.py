@@ -28,6 +28,7 @@ from collections.abc import Sequence
 from typing import Any
 
 from .._version import __version__
+from .inputs import as_row_list
 
 METRIC = "behavior_frequency"
 
@@ -44,9 +45,10 @@ def _counts(rows: Sequence[Sequence[str]], names: list[str], field: str) -> Any:
     index = {name: i for i, name in enumerate(names)}
     matrix = np.zeros((len(rows), len(names)))
     for r, row in enumerate(rows):
-        if isinstance(row, str) or not isinstance(row, Sequence):
+        found = as_row_list(row)  # a numpy array too: what Dataset.to_pandas() gives for a list column
+        if found is None:
             raise TypeError(f"row {r}: field {field!r} must be a list of behaviour names, got {row!r}")
-        for name in row:
+        for name in found:
             if name not in index:
                 raise ValueError(f"row {r}: field {field!r} names unknown behaviour {name!r}; known: {names}")
             matrix[r, index[name]] += 1

@@ -15,6 +15,7 @@ Example:
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Any
 
 from ..errors import MetricInputError
@@ -27,6 +28,22 @@ def check_column(field: str, column: Any) -> int:
     if column is None or isinstance(column, (str, bytes)) or not hasattr(column, "__len__"):
         raise MetricInputError(f"field {field!r} must be a list with one item per row, got {type(column).__name__}")
     return len(column)
+
+
+def as_row_list(value: Any) -> list[Any] | None:
+    """One row's list of items (sentences, labels) as a list, or None when ``value`` is not one.
+
+    A list, a tuple, or any other sized iterable counts: the numpy array ``Dataset.to_pandas()`` gives
+    for a list column, say. A string or bytes (iterating gives characters), a mapping (iterating gives
+    its keys), None, or an iterable without a length (a generator, read once) does not.
+    """
+    if value is None or isinstance(value, (str, bytes, Mapping)):
+        return None
+    try:
+        len(value)  # a 0-d numpy array has __len__ but raises here
+        return list(value)
+    except TypeError:
+        return None
 
 
 def check_max_chars(max_chars: int | None) -> None:

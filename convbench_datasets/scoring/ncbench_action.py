@@ -28,7 +28,7 @@ from .._version import __version__
 from ..errors import MetricInputError
 from ..nc.judge_output import UNPARSED_LABEL, ParsedJudgement, parse_judge_output, vocabulary
 from ..nc.patterns import pattern_table
-from .inputs import check_column
+from .inputs import as_row_list, check_column
 from .released_rule import released_pieces, released_passes
 
 METRIC = "ncbench_action"
@@ -113,6 +113,9 @@ def score_actions(
         ({set: {task: accuracy}} when sets are given, else {task: accuracy}).
     """
     n = _check_inputs(predictions, references, patterns=patterns, sets=sets, label_sets=label_sets, tasks=tasks)
+    references = [list(r) for r in references]  # numpy arrays (Dataset.to_pandas()) as lists
+    if label_sets is not None:
+        label_sets = [list(s) for s in label_sets]
     if errors is not None and len(errors) != n:
         raise ValueError(f"got {n} predictions but {len(errors)} errors")
     if parsing not in PARSINGS:
@@ -173,8 +176,7 @@ def _check_inputs(predictions: Sequence[Any], references: Sequence[Any], **colum
     for i, (prediction, reference) in enumerate(zip(predictions, references)):
         if prediction is not None and not isinstance(prediction, str):
             raise MetricInputError(f"row {i}: field 'predictions' must be the judge's text, got {type(prediction).__name__}")
-        _check_labels(i, "references", reference, known)
-        if not reference:
+        if not _check_labels(i, "references", reference, known):
             raise MetricInputError(f"row {i}: field 'references' is empty: no label could ever pass")
         for name in ("patterns", "sets", "tasks"):
             column = columns.get(name)
@@ -185,12 +187,14 @@ def _check_inputs(predictions: Sequence[Any], references: Sequence[Any], **colum
     return n
 
 
-def _check_labels(i: int, field: str, labels: Any, known: frozenset[str]) -> None:
-    if isinstance(labels, str) or not isinstance(labels, Sequence) or not all(isinstance(x, str) for x in labels):
+def _check_labels(i: int, field: str, labels: Any, known: frozenset[str]) -> list[str]:
+    items = as_row_list(labels)  # a numpy array too: what Dataset.to_pandas() gives for a list column
+    if items is None or not all(isinstance(x, str) for x in items):
         raise MetricInputError(f"row {i}: field {field!r} must be a list of label strings, got {labels!r}")
-    unknown = [label for label in labels if label not in known]
+    unknown = [label for label in items if label not in known]
     if unknown:
         raise MetricInputError(f"row {i}: field {field!r} names unknown label(s) {unknown} (labels are case-sensitive)")
+    return items
 
 
 def _percent(passed: int, n: int) -> float:

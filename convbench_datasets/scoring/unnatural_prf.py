@@ -33,7 +33,7 @@ from typing import Any, Literal
 
 from .._version import __version__
 from ..errors import MetricInputError
-from .inputs import MAX_TEXT_CHARS, check_column, check_length, check_max_chars, check_text
+from .inputs import MAX_TEXT_CHARS, as_row_list, check_column, check_length, check_max_chars, check_text
 from .lcs import lcs_length
 
 METRIC = "unnatural_sentence_prf"
@@ -171,14 +171,15 @@ def _check_options(threshold: Any, max_chars: int | None, max_sentences: int | N
 
 
 def _check_gold(row: int, gold: Any, max_chars: int | None) -> None:
-    if isinstance(gold, (str, bytes)) or not isinstance(gold, Sequence):
+    sentences = as_row_list(gold)  # a numpy array too: what Dataset.to_pandas() gives for a list column
+    if sentences is None:
         raise MetricInputError(f"row {row}: field 'references' must be a list of sentences, got {type(gold).__name__}")
-    for j, sentence in enumerate(gold):
+    for j, sentence in enumerate(sentences):
         if not isinstance(sentence, str):
             raise MetricInputError(
                 f"row {row}: field 'references' item {j} must be a sentence (string), got {type(sentence).__name__}"
             )
-    check_length(row, "references", sum(map(len, gold)), max_chars)
+    check_length(row, "references", sum(map(len, sentences)), max_chars)
 
 
 def _check_sentence_count(row: int, predicted: list[str], gold: list[str], max_sentences: int | None) -> None:

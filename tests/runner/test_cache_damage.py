@@ -140,3 +140,29 @@ def test_a_cache_from_before_the_mark_still_opens_and_is_marked(tmp_path: Path) 
         assert cache.get_many(["k"])["k"].text == "old answer"
     # header bytes 68-71 hold the application id (SQLite file format, "The Database Header")
     assert int.from_bytes(path.read_bytes()[68:72], "big") == APPLICATION_ID
+
+
+def test_a_wal_cache_from_before_the_mark_is_marked_in_the_main_file_at_once(tmp_path: Path) -> None:
+    """A pre-mark cache already in WAL mode (ResponseCache always set it): the mark must reach the main
+    file's header before the process can die, or a later damaged cache is refused by `cache clear`."""
+    import subprocess
+    import sys
+
+    path = tmp_path / "old.sqlite"
+    db = sqlite3.connect(path)
+    db.execute("PRAGMA journal_mode=WAL")  # persistent: the file stays in WAL mode
+    db.execute("CREATE TABLE responses (key TEXT PRIMARY KEY, backend TEXT NOT NULL, model TEXT NOT NULL, "
+               "response TEXT NOT NULL, prompt_tokens INTEGER NOT NULL, completion_tokens INTEGER NOT NULL, "
+               "seconds REAL NOT NULL, created REAL NOT NULL)")
+    db.commit()
+    db.close()  # the last connection's close checkpoints: everything so far is in the main file
+    assert path.read_bytes()[18:20] == b"\x02\x02"  # header bytes 18-19: 2 = WAL (SQLite file format)
+    code = ("import os, sys; from convbench_datasets.runner.cache import ResponseCache; "
+            "ResponseCache(sys.argv[1]); os._exit(0)")  # killed before any close: no checkpoint on the way out
+    done = subprocess.run([sys.executable, "-c", code, str(path)], capture_output=True, text=True, timeout=60)
+    assert done.returncode == 0, done.stderr
+    # header bytes 68-71 hold the application id; before the checkpoint it stayed 0 in the main file
+    assert int.from_bytes(path.read_bytes()[68:72], "big") == APPLICATION_ID
+    path.write_bytes(path.read_bytes()[:100])  # then damaged
+    assert path in delete_damaged_cache(path)  # recognised as ours, so `cache clear` deletes it
+    assert sorted(p.name for p in tmp_path.iterdir()) == []

@@ -87,6 +87,7 @@ def test_prompts_beyond_the_context_fail_for_their_row(tmp_path: Path) -> None:
     long = [{"role": "user", "content": "yes " * 5000}]
     out = dict(backend.generate([long, [{"role": "user", "content": "yes"}]], GenerationParams(max_new_tokens=4)))
     assert out[0].error and "exceeds the model's context of 4096" in out[0].error and out[1].error is None
+    assert out[0].permanent  # the row's own error: recorded for it, not a failed run to be resumed
 
 
 def test_score_rescores_a_cocoeval_run(cocoeval_built: Path, tmp_path: Path) -> None:

@@ -81,3 +81,24 @@ def test_a_finished_run_reruns_offline_from_the_cache(nc_built: Path, tmp_path: 
     again = subprocess.run(_run(url, nc_built, tmp_path), capture_output=True, text=True, timeout=300)
     assert again.returncode == 0, again.stderr
     assert state.gets == 1  # one preflight, by the first run
+
+
+def test_a_model_the_server_does_not_serve_fails_in_one_line(nico_built: Path, tmp_path: Path, capsys) -> None:
+    # The reviewer's case (/tmp/rv/test_rv404.py): an Ollama-like server that lists "other" and answers
+    # every request for "llama3" with 404. Before the fix each row became a stored per-row error, the run
+    # exited 0, and the same command reused those errors after the model was pulled.
+    from convbench_datasets.runner import ResponseCache
+
+    args = ["run", "nico", "--task", "open_domain", "--split", "train", "--model", "openai:llama3",
+            "--dataset", str(nico_built), "--out", str(tmp_path / "run"), "--cache", str(tmp_path / "c.sqlite"),
+            "--no-progress"]
+    with openai_server(ServerState(models=["other"], strict_models=True)) as (url, state):
+        assert main([*args, "--base-url", url]) == 1
+        assert state.count() == 1  # the one-token request that settled it; no row was asked
+    lines = capsys.readouterr().err.strip().splitlines()
+    assert lines == [f"convbench: error: model 'llama3' is not served by {url}: it lists other, and refused a request "
+                     f"for it (HTTP 404 from {url}/chat/completions: The model `llama3` does not exist.); check the "
+                     "model name in openai:llama3"]
+    assert not (tmp_path / "run" / "results.json").exists()
+    with ResponseCache(tmp_path / "c.sqlite") as cache:
+        assert cache.stats()["errors"] == 0

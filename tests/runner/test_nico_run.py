@@ -9,6 +9,7 @@ import pytest
 
 from convbench_datasets.cli import main
 from convbench_datasets.runner import run_nico
+from convbench_datasets.runner.backends import Backend, Generation
 from convbench_datasets.runner.nico_run import clean_turn
 from tests.support.openai_server import openai_server
 
@@ -55,3 +56,36 @@ def test_score_rescores_a_nico_run(nico_built: Path, tmp_path: Path) -> None:
     assert main(["score", str(tmp_path / "run")]) == 0
     rescored = json.loads((tmp_path / "run" / "results.json").read_text(encoding="utf-8"))
     assert rescored["f1"] == run.results["f1"] and rescored["signature"]["task"] == "identify_unnatural"
+
+
+class OneRunawayAnswer(Backend):
+    """Answers a short turn, but the second answer is one character over the metrics' cap
+    (scoring/inputs.py: MAX_TEXT_CHARS = 20,000)."""
+
+    kind, model = "stub", "runaway"
+
+    def generate(self, prompts, params):
+        for i, _ in enumerate(prompts):
+            yield i, Generation("好" * 20_001 if i == 1 else "好啊。", finish_reason="stop")
+
+
+@pytest.mark.parametrize("task", ["open_domain", "identify_unnatural"])
+def test_an_answer_too_long_to_score_is_that_rows_error_not_a_failed_run(task: str, nico_built: Path,
+                                                                         tmp_path: Path) -> None:
+    # Before: score_generation / score_unnatural raised "row 1: field 'predictions' is 20,001 characters
+    # long..." inside the run, before the run folder was written, so every rerun failed the same way.
+    run = run_nico(task=task, model=OneRunawayAnswer(), out=tmp_path / "run", split="train", limit=3,
+                   dataset=nico_built, cache=tmp_path / "c.sqlite", progress=False)
+    assert [r["error"] for r in run.records] == [
+        None, "answer is 20,001 characters long, over the metrics' limit of 20,000: not scored (counted as a failure)",
+        None]
+    assert run.results["errors"] == 1 and run.results["n"] == 3
+    assert len(run.records[1]["response"]) == 20_001  # the answer is kept as given
+    if task == "identify_unnatural":
+        assert (run.records[1]["precision"], run.records[1]["recall"]) == (0.0, 0.0)  # as for any row's error
+    else:
+        assert run.records[1]["turn"] == ""  # scored as an empty turn, as for any row's error
+    assert main(["score", str(tmp_path / "run")]) == 0  # re-scoring applies the same rule
+    rescored = json.loads((tmp_path / "run" / "results.json").read_text(encoding="utf-8"))
+    assert {k: v for k, v in rescored.items() if k not in ("signature", "stats")} == {
+        k: v for k, v in run.results.items() if k not in ("signature", "stats")}

@@ -53,6 +53,26 @@ def test_cocoeval_score_refuses_lost_rows(cocoeval_built: Path, tmp_path: Path) 
         score_run(tmp_path / "run")
 
 
+@pytest.mark.parametrize("benchmark", ["nc", "nico"])
+def test_score_refuses_a_folder_without_results_json(benchmark: str, request, tmp_path: Path, capsys) -> None:
+    # The reviewer's case (/tmp/rv/test_rvscore*.py): a folder that lost 5 rows and its results.json.
+    # Before the fix `score` checked nothing (nothing declared) and wrote a fresh results.json whose
+    # row_ids made the cut folder look complete: exit 0, accuracy over 25 rows.
+    if benchmark == "nc":
+        run_nc(model="baseline:repeat", judge="baseline:silence", out=tmp_path / "run", config="basic", limit=30,
+               dataset=request.getfixturevalue("nc_built"), cache=tmp_path / "c.sqlite", progress=False)
+    else:
+        run_nico(task="identify_unnatural", model="baseline:silence", out=tmp_path / "run", split="train",
+                 dataset=request.getfixturevalue("nico_built"), cache=tmp_path / "c.sqlite", progress=False)
+    for _ in range(5):
+        _drop_line(tmp_path / "run", -1)
+    (tmp_path / "run" / "results.json").unlink()
+    assert main(["score", str(tmp_path / "run")]) == 1
+    assert capsys.readouterr().err == (f"convbench: error: {tmp_path / 'run'}: results.json is missing; rerun the "
+                                       "`convbench run` command to rewrite the folder from the cache\n")
+    assert not (tmp_path / "run" / "results.json").exists()
+
+
 def test_check_complete_names_missing_and_unexpected_ids() -> None:
     results = {"signature": {"rows": 3}, "row_ids": ["basic/0", "basic/1", "basic/2"]}
     records = [{"set": "basic", "id": 0}, {"set": "basic", "id": 1}, {"set": "basic", "id": 2}]

@@ -86,3 +86,17 @@ def test_no_human_behaviour_gives_undefined_not_nan() -> None:
     out = score_frequencies([["Repetition"]], [[]], behaviours=NAMES, n_bootstrap=20)
     assert out["mismatch"] is None and out["ratio"]["Repetition"] is None
     assert out["intervals"]["mismatch"] == [None, None] and out["intervals"]["undefined_resamples"]["mismatch"] == 20
+
+
+def test_behaviour_columns_from_to_pandas_numpy_arrays_are_accepted() -> None:
+    # Dataset.to_pandas() gives each row of a list column as a numpy array; before: "must be a list of
+    # behaviour names, got array([...])". Expected: the hand-made table above (mismatch 40%).
+    import datasets
+
+    frame = datasets.Dataset.from_dict({
+        "model": [["Repetition", "Repetition"], ["Off Topic"], []],
+        "human": [["Repetition"], ["Repetition", "Off Topic", "Interruption"], ["Off Topic"]],
+    }).to_pandas()
+    assert type(frame["model"][0]).__name__ == "ndarray"
+    out = score_frequencies(frame["model"].to_list(), frame["human"].to_numpy(), behaviours=NAMES, n_bootstrap=0)
+    assert out["mismatch"] == pytest.approx(40.0)

@@ -218,3 +218,19 @@ def test_a_missing_judge_answer_fails_and_counts_as_unparsed() -> None:
     # None is "the judge gave nothing": recorded as unparsed and failing, never skipped (1 of 2 rows pass).
     out = score_actions([None, "Repeat"], [REPEAT, REPEAT])
     assert (out["accuracy"], out["unparsed"], out["n"]) == (50.0, 1, 2)
+
+
+def test_label_columns_from_to_pandas_numpy_arrays_are_accepted() -> None:
+    # Dataset.to_pandas() gives each row of a list column as a numpy array; before: "must be a list of
+    # label strings, got array([...])". Expected: what the same rows give as lists (1 of 2 rows passes:
+    # "Repeat" is acceptable for REPEAT, "Answer" is not).
+    import datasets
+
+    frame = datasets.Dataset.from_dict({"judge": ["Repeat", "Answer"], "acceptable_labels": [REPEAT, REPEAT],
+                                        "label_set": [REPEAT + ["Answer"]] * 2}).to_pandas()
+    assert type(frame["acceptable_labels"][0]).__name__ == "ndarray"
+    expected = score_actions(["Repeat", "Answer"], [REPEAT, REPEAT], label_sets=[REPEAT + ["Answer"]] * 2)
+    assert expected["accuracy"] == 50.0
+    got = score_actions(frame["judge"].to_numpy(), frame["acceptable_labels"].to_list(),
+                        label_sets=frame["label_set"].to_numpy())
+    assert got == expected

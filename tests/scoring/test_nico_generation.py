@@ -176,3 +176,16 @@ def test_pathological_lengths_are_refused_before_any_work(monkeypatch: pytest.Mo
     assert score_generation(["我今天很开心"], ["我今天很开心"], tokenizer="char", max_chars=None)["rouge_l"] == 100.0
     with pytest.raises(ConvbenchError, match="max_chars must be a positive number"):
         score_generation(["好"], ["好"], max_chars=-1)
+
+
+def test_columns_from_to_pandas_numpy_arrays_score_as_lists() -> None:
+    # The numpy arrays Dataset.to_pandas() gives (issue #10 review): a string column is accepted whole
+    # (np.str_ rows are strings); expected: the scores of the same columns as lists.
+    import datasets
+
+    rows = {"prediction": ["我今天很开心", "好啊，我同意！"], "reference": ["我今天很开心", "行，我同意。"], "kind": ["a", "b"]}
+    frame = datasets.Dataset.from_dict(rows).to_pandas()
+    expected = score_generation(rows["prediction"], rows["reference"], interaction_types=rows["kind"], tokenizer="char")
+    got = score_generation(frame["prediction"].to_numpy(), frame["reference"].to_numpy(dtype=str),
+                           interaction_types=frame["kind"].to_numpy(), tokenizer="char")
+    assert got == expected

@@ -133,3 +133,22 @@ def test_fuzzy_matching_caps_the_sentences_it_compares() -> None:
     # 1 of 201 predicted sentences is gold: P = 1/201, R = 1/1
     assert score_unnatural(["\n".join(many)], [[many[0]]])["recall"] == 100.0
     assert score_unnatural(["\n".join(many)], [[many[0]]], match="fuzzy", max_sentences=None)["recall"] == 100.0
+
+
+def test_reference_columns_from_to_pandas_numpy_arrays_are_accepted() -> None:
+    # Dataset.to_pandas() gives each row of a list column as a numpy array; before: "must be a list of
+    # sentences, got ndarray". Expected: the same scores as the plain lists (P = 1/1, R = 1/2 on row 0;
+    # row 1 clean and answered "none": P = R = 1), the semantics the tests above check by hand.
+    import datasets
+    import numpy as np
+
+    frame = datasets.Dataset.from_dict({"answer": [S1, "无"], "gold": [[S1, S2], []]}).to_pandas()
+    assert type(frame["gold"][0]).__name__ == "ndarray"
+    expected = score_unnatural([S1, "无"], [[S1, S2], []])
+    assert expected["precision"] == 100.0 and expected["recall"] == 75.0
+    for match in ("exact", "fuzzy"):
+        got = score_unnatural(frame["answer"].to_numpy(), frame["gold"].to_list(), match=match)
+        assert {k: got[k] for k in ("precision", "recall", "f1")} == {k: expected[k] for k in ("precision", "recall", "f1")}
+    with pytest.raises(ConvbenchError, match=re.escape("row 0: field 'references' item 0 must be a sentence (string), got int")):
+        score_unnatural(["无"], [np.array([1, 2])])
+

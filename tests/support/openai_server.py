@@ -17,13 +17,19 @@ The model name picks the behaviour (answers are deterministic functions of the r
   HTTP 400 with an Azure-style content-filter error for them;
 - ``null``: ``message.content: null`` for the same rows; ``nochoices``: ``choices: []`` for them;
   ``null-once``: content null on the first request per body only, then ``label``;
-- ``length``: ``label`` cut short, with ``finish_reason: "length"``, for the same rows;
+- ``length``: ``label`` cut short, with ``finish_reason: "length"``, for the same rows; ``blank-length``:
+  ``content: ""`` with ``finish_reason: "length"`` for them (a reasoning model out of tokens);
+- ``reject-param``: the same HTTP 400 for every request (a parameter the model does not take);
+- echoes of the key sent (``Authorization`` without ``Bearer``, three times, as some servers quote it):
+  ``malformed-echo``: invalid JSON on every request; ``nochoices-echo``: ``choices: []`` with the echo,
+  for the affected rows; ``badstatus-echo``: a broken HTTP status line, then the connection closes;
 - ``trickle``: the whole reply (status line included) sent one byte every ``trickle_seconds``;
 - ``redirect``: 302 to ``state.redirect_to``.
 
 ``state.require_key``: when set, every request (``GET /models`` too) whose ``Authorization`` is not
 ``Bearer <require_key>`` gets 401 with OpenAI's wording, echoing the key it was sent.
-``GET /v1/models`` lists ``state.models``.
+``GET /v1/models`` lists ``state.models`` (default: none, as some servers do). ``state.strict_models``:
+a request for a model not listed gets vLLM's 404 (by default any name is served, as TGI does).
 """
 
 from __future__ import annotations
@@ -47,7 +53,8 @@ class ServerState:
     delay_seconds: float = 0.0
     trickle_seconds: float = 1.0
     require_key: str | None = None
-    models: list[str] = field(default_factory=lambda: ["label", "echo"])
+    models: list[str] = field(default_factory=list)
+    strict_models: bool = False
     gets: int = 0  # GET /models requests (preflights)
     requests: list[tuple[str, str]] = field(default_factory=list)  # (model, body sha)
     authorizations: list[str] = field(default_factory=list)
@@ -105,6 +112,25 @@ def _handler(state: ServerState) -> type[http.server.BaseHTTPRequestHandler]:
             if self._key_refused():
                 return
             hit = affected(messages)
+            key = self.headers.get("Authorization", "").removeprefix("Bearer ")
+            echo = f"key {key} rejected; key {key} unknown; key {key}"
+            if state.strict_models and model not in state.models:
+                return self._json(404, {"error": {"message": f"The model `{model}` does not exist.",
+                                                  "type": "NotFoundError", "code": 404}})
+            if kind == "reject-param":
+                return self._json(400, {"error": {"message": "Unsupported parameter: 'max_tokens' is not supported "
+                                                  "with this model. Use 'max_completion_tokens' instead."}})
+            if kind == "malformed-echo":
+                return self._raw(200, f"<html>{echo}</html>".encode())
+            if kind == "nochoices-echo" and hit:
+                return self._json(200, {"choices": [], "detail": echo})
+            if kind == "badstatus-echo":
+                self.wfile.write(f"HTTP/1.1 abc {echo}\r\n\r\n".encode())
+                self.close_connection = True
+                return None
+            if kind == "blank-length" and hit:
+                return self._json(200, {"choices": [{"index": 0, "finish_reason": "length", "message": {
+                    "role": "assistant", "content": ""}}]})
             if kind == "trickle":
                 return self._trickle(label_for(messages))
             if kind in ("refuse404", "refuse422") and hit:

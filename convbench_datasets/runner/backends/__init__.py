@@ -39,4 +39,16 @@ def backend_from_spec(spec: str | Backend, **options: Any) -> Backend:
     return HFBackend(target, **{k: v for k, v in given.items() if k in ("device", "dtype", "batch_size")})
 
 
-__all__ = ["Backend", "Generation", "GenerationParams", "Messages", "backend_from_spec"]
+def early_backend(spec: str | Backend, **options: Any) -> Backend | None:
+    """The backend for ``spec`` if it can be built now, before earlier stages run, to be preflighted
+    with them (``stage.complete(..., preflight_also=[...])``): an ``openai:`` spec (building it sends
+    nothing) or a Backend object; None for ``hf:`` (building it loads the weights: it waits for its
+    stage) and ``baseline:`` (nothing to check)."""
+    if isinstance(spec, Backend):
+        return spec
+    if spec.partition(":")[0] == "openai":
+        return backend_from_spec(spec, **options)
+    return None
+
+
+__all__ = ["Backend", "Generation", "GenerationParams", "Messages", "backend_from_spec", "early_backend"]

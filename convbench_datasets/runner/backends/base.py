@@ -29,7 +29,8 @@ class Generation:
     the token limit cut the answer, ...; None when unknown). ``permanent`` marks an error that belongs
     to the row itself (the server refused this prompt, filtered it, or never gave a usable reply):
     it is recorded as the row's result and not asked again unless errors are retried; any other error
-    (a timeout, a 5xx after the retries) leaves the run incomplete, to be resumed.
+    (a timeout, a 5xx after the retries) leaves the run incomplete, to be resumed. ``status`` is the
+    HTTP status of a request the server refused (None otherwise; never stored in the cache).
     """
 
     text: str
@@ -39,6 +40,7 @@ class Generation:
     error: str | None = None
     finish_reason: str | None = None
     permanent: bool = False
+    status: int | None = None
 
 
 class Backend(ABC):

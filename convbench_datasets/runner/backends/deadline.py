@@ -1,10 +1,12 @@
 """A total deadline per HTTP request for urllib.
 
 urllib's ``timeout`` bounds each socket operation, not the request: a server that trickles one byte
-a second holds a request for as long as it likes. Here a timer shuts the request's socket down when
-its deadline passes, which ends a blocked connect, TLS handshake or read at once; the caller then
-sees ``Deadline.expired``. Proxies and TLS settings keep working (these are urllib's own handlers,
-only handed a connection class that reports its socket).
+a second holds a request for as long as it likes. Here the host name is resolved in a helper thread
+that is waited for only until the deadline, each TCP connect gets the time that is left as its
+timeout, and a timer shuts the connected socket down when the deadline passes, which ends a blocked
+TLS handshake or read at once; the caller then sees ``Deadline.expired`` (or a ``TimeoutError``).
+Proxies and TLS settings keep working (these are urllib's own handlers, only handed a connection
+class that connects through :meth:`Deadline.connect`).
 """
 
 from __future__ import annotations
@@ -13,6 +15,7 @@ import functools
 import http.client
 import socket
 import threading
+import time
 import urllib.request
 from typing import Any
 
@@ -27,10 +30,57 @@ class Deadline:
         self._lock = threading.Lock()
         self._timer = threading.Timer(seconds, self._expire)
         self._timer.daemon = True
+        self._ends = time.monotonic() + seconds
 
     def __enter__(self) -> Deadline:
+        self._ends = time.monotonic() + self.seconds
         self._timer.start()
         return self
+
+    def remaining(self) -> float:
+        """Seconds left before the deadline (0 once it has passed)."""
+        return max(0.0, self._ends - time.monotonic())
+
+    def connect(self, address: tuple[str, int], timeout: Any = None, source_address: Any = None) -> socket.socket:
+        """``socket.create_connection`` within the deadline: the name lookup is waited for only while
+        time is left (getaddrinfo cannot be interrupted, so it runs in a daemon thread), and each
+        connect attempt's timeout is the time left. The socket comes back attached."""
+        host, port = address
+        found: list[Any] = []
+
+        def lookup() -> None:
+            try:
+                found.append(socket.getaddrinfo(host, port, 0, socket.SOCK_STREAM))
+            except BaseException as err:  # noqa: BLE001  # handed to the waiting thread
+                found.append(err)
+
+        resolver = threading.Thread(target=lookup, daemon=True, name="convbench-resolve")
+        resolver.start()
+        resolver.join(self.remaining())
+        if not found:
+            raise TimeoutError(f"looking up {host} took longer than {self.seconds:g}s")
+        if isinstance(found[0], BaseException):
+            raise found[0]
+        error: OSError | None = None
+        for family, kind, proto, _, sockaddr in found[0]:
+            left = self.remaining()
+            if left <= 0:
+                raise TimeoutError(f"no connection to {host} within {self.seconds:g}s")
+            sock = socket.socket(family, kind, proto)
+            try:
+                per_operation = timeout if isinstance(timeout, (int, float)) else socket.getdefaulttimeout()
+                sock.settimeout(left if per_operation is None else min(per_operation, left))
+                if source_address:
+                    sock.bind(source_address)
+                sock.connect(sockaddr)
+                sock.settimeout(per_operation)
+            except OSError as err:
+                sock.close()
+                error = err
+                continue
+            self.attach(sock)
+            return sock
+        raise error or OSError(f"getaddrinfo returned no address for {host}")
 
     def __exit__(self, *exc: object) -> None:
         self._timer.cancel()
@@ -67,14 +117,7 @@ def _watched(base: type[http.client.HTTPConnection]) -> type[http.client.HTTPCon
         def __init__(self, *args: Any, deadline: Deadline | None = None, **kwargs: Any) -> None:
             super().__init__(*args, **kwargs)
             if deadline is not None:
-                create = self._create_connection
-
-                def create_and_attach(*a: Any, **k: Any) -> socket.socket:
-                    sock = create(*a, **k)
-                    deadline.attach(sock)
-                    return sock
-
-                self._create_connection = create_and_attach
+                self._create_connection = deadline.connect  # name lookup and connect within the deadline
 
     return Watched
 

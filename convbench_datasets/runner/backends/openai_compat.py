@@ -3,14 +3,17 @@
 Requests run concurrently (``concurrency`` worker threads) and each is retried on 429, 5xx, timeouts,
 dropped connections and malformed JSON, with exponential backoff plus jitter, honouring a
 ``Retry-After`` header; if those still fail, the answer is a (non-permanent) error and the run is
-incomplete. ``timeout`` is a total deadline per attempt, however slowly the server sends.
+incomplete. ``timeout`` is a total deadline per attempt (name lookup and connect included), however
+slowly the server sends.
 
 Per-row (permanent) errors: a request the server refuses for that row alone (400, 404, 413, 422: a
 prompt too long, say), a reply stopped by a content filter (``finish_reason: "content_filter"``), and a
-reply with no usable answer (empty ``choices``, ``message.content: null``) that stays so after the
-retries. Any other HTTP error (401, 403, ...) stops the run with the server's message, after every
-answer that had already arrived has been handed over. Ctrl-C stops new requests and retries at once.
-:meth:`OpenAICompatBackend.preflight` checks once that the server answers and accepts the key.
+reply with no usable answer (empty ``choices``, ``message.content: null``, an empty text cut at the
+token limit) that stays so after the retries. Any other HTTP error (401, 403, ...) stops the run with
+the server's message, after every answer that had already arrived has been handed over; requests
+waiting to be retried then stop, unrecorded. Ctrl-C stops new requests and retries at once.
+:meth:`OpenAICompatBackend.preflight` checks once that the server answers, accepts the key and knows
+the model.
 
 The API key is read from an environment variable at request time. It is never stored on the object,
 in the cache key, in records, results or error messages (a server that echoes it back has it
@@ -67,7 +70,9 @@ class _InvalidReply(_Retryable):
 
 
 class _RowRefused(Exception):
-    pass
+    def __init__(self, reason: str, status: int | None = None) -> None:
+        super().__init__(reason)
+        self.status = status  # the HTTP status; None for a content filter (a verdict on the row itself)
 
 
 @dataclass(frozen=True)
@@ -144,13 +149,15 @@ class OpenAICompatBackend(Backend):
     def preflight(self) -> None:
         """One ``GET /models`` (once per backend): fail at once, in one line, when the server cannot be
         reached (refused, unknown host, no reply within ``timeout``) or refuses the key (401/403). Any
-        other reply means the server is there; its chat requests have their own retries and rules."""
+        other reply means the server is there; its chat requests have their own retries and rules.
+        When the server lists models and this one is not among them, see :meth:`_check_model`."""
         if self._checked:
             return
         url = f"{self._url}/models"
         request = urllib.request.Request(url, headers=self._headers(), method="GET")
+        listing = b""
         try:
-            self._send(request, url)
+            listing = self._send(request, url)
         except BackendError as err:
             if err.status in KEY_REFUSED_STATUS:
                 raise BackendError(f"{err}{self._key_hint()}", err.status) from None
@@ -161,7 +168,28 @@ class OpenAICompatBackend(Backend):
                 raise ConvbenchError(f"{err} ({self.spec}); check --base-url and that the server is running") from None
         except _RowRefused:
             pass
+        self._check_model(listing)
         self._checked = True
+
+    def _check_model(self, listing: bytes) -> None:
+        """Fail in one line, naming the model and some the server lists, when the server's non-empty
+        model list lacks this model and a one-token chat request for it is refused (HTTP 400/404/422...).
+        The list alone does not decide: some servers answer any name (TGI, llama.cpp) or route names the
+        list does not show (Azure deployments); those answer the request, and the run goes on."""
+        served = _served_models(listing)
+        if not served or _listed(self.model, served):
+            return
+        body = json.dumps({"model": self.model, "messages": [{"role": "user", "content": "ping"}],
+                           "max_tokens": 1}).encode("utf-8")
+        try:
+            self._post(body)
+        except _RowRefused as err:
+            more = f" and {len(served) - 5} more" if len(served) > 5 else ""
+            raise ConvbenchError(f"model {self.model!r} is not served by {self.base_url}: it lists "
+                                 f"{', '.join(served[:5])}{more}, and refused a request for it ({err}); "
+                                 f"check the model name in {self.spec}") from None
+        except _Retryable:
+            pass  # a passing failure: the stage's own retries deal with it
 
     def _key_hint(self) -> str:
         if os.environ.get(self.api_key_env):
@@ -216,7 +244,7 @@ class OpenAICompatBackend(Backend):
                 return _generation(self._post(body), time.perf_counter() - start, self._redact)
             except _RowRefused as err:
                 return Generation("", seconds=time.perf_counter() - start, error=f"refused for this row: {err}",
-                                  permanent=True)
+                                  permanent=True, status=err.status)
             except _Retryable as err:
                 last_error = err
                 if attempt == self.retry.max_retries:
@@ -226,8 +254,8 @@ class OpenAICompatBackend(Backend):
                 wait = self.retry.delay(attempt, err.retry_after, self._rng)
                 if self._sleep is not None:
                     self._sleep(wait)
-                elif stop.wait(wait):
-                    break
+                else:
+                    stop.wait(wait)  # cut short when another request stops the run: the loop's check then says so
         # an answer the server keeps failing to give is this row's error; a server failing is the run's
         return Generation("", seconds=time.perf_counter() - start, permanent=isinstance(last_error, _InvalidReply),
                           error=f"gave up after {attempt + 1} attempts: {last_error}")
@@ -249,7 +277,8 @@ class OpenAICompatBackend(Backend):
         try:
             return json.loads(payload)
         except (json.JSONDecodeError, UnicodeDecodeError):
-            excerpt = self._redact(repr(payload[:200]))[:80]
+            # redacted whole, then shortened: a cut first could leave part of a key that no longer matches
+            excerpt = repr(self._redact(payload.decode("utf-8", errors="replace")))[:80]
             raise _Retryable(f"malformed JSON from {public_url(url)}: {excerpt}") from None
 
     def _send(self, request: urllib.request.Request, url: str) -> bytes:
@@ -269,7 +298,7 @@ class OpenAICompatBackend(Backend):
                 if err.code in RETRY_STATUS:
                     raise _Retryable(message, _retry_after(err.headers), status=err.code) from None
                 if err.code in ROW_REFUSED_STATUS or (err.code not in KEY_REFUSED_STATUS and _filtered(detail)):
-                    raise _RowRefused(message) from None
+                    raise _RowRefused(message, None if _filtered(detail) else err.code) from None
                 raise BackendError(message, err.code) from None
             except (TimeoutError, socket.timeout, urllib.error.URLError, http.client.HTTPException, ConnectionError,
                     OSError) as err:
@@ -278,10 +307,28 @@ class OpenAICompatBackend(Backend):
                     raise reason from None
                 if deadline.expired or isinstance(reason, (TimeoutError, socket.timeout)):
                     raise _Retryable(f"no complete reply from {shown} within {self.timeout:g}s") from None
-                raise _Retryable(f"connection to {shown} failed: {self._redact(str(reason))}") from None
+                detail = " ".join(self._redact(str(reason)).split())  # one line, even for a garbled status line
+                raise _Retryable(f"connection to {shown} failed: {detail}") from None
         if deadline.expired:  # the body was cut short when the time ran out
             raise _Retryable(f"no complete reply from {shown} within {self.timeout:g}s")
         return payload
+
+
+def _served_models(listing: bytes) -> list[str]:
+    """The model ids in a ``GET /models`` reply (OpenAI's ``{"data": [{"id": ...}]}``); [] if none or unreadable."""
+    try:
+        reply = json.loads(listing)
+    except (json.JSONDecodeError, UnicodeDecodeError):
+        return []
+    data = reply.get("data") if isinstance(reply, dict) else None
+    if not isinstance(data, list):
+        return []
+    return [m["id"] for m in data if isinstance(m, dict) and isinstance(m.get("id"), str)]
+
+
+def _listed(model: str, served: list[str]) -> bool:
+    """Whether ``model`` is among ``served``, allowing Ollama's ``:latest`` tag and Gemini's ``models/`` prefix."""
+    return bool({model, f"{model}:latest", f"models/{model}"} & set(served))
 
 
 def _arrived(results: queue.Queue) -> Iterator[tuple[int, Generation]]:
@@ -299,9 +346,10 @@ def _generation(reply: Any, seconds: float, clean: Any = str) -> Generation:
     """The answer in an OpenAI-style reply; ``clean`` redacts server text quoted in errors."""
     choices = reply.get("choices") if isinstance(reply, dict) else None
     if not choices and isinstance(reply, dict) and _filtered(str(reply.get("error", ""))):
-        raise _RowRefused(f"content filter: {clean(str(reply['error'])[:400])[:200]}")
+        raise _RowRefused(f"content filter: {clean(str(reply['error']))[:200]}")
     if not isinstance(choices, list) or not choices or not isinstance(choices[0], dict):
-        raise _InvalidReply(f"reply has no choices: {clean(str(reply)[:400])[:120]}")
+        # server text is redacted whole, then shortened (a cut first could leave part of a key)
+        raise _InvalidReply(f"reply has no choices: {clean(str(reply))[:120]}")
     choice = choices[0]
     finish = choice.get("finish_reason")
     finish = finish if isinstance(finish, str) else None
@@ -312,7 +360,12 @@ def _generation(reply: Any, seconds: float, clean: Any = str) -> Generation:
     if text is None:
         raise _InvalidReply(f"reply has message.content null (finish_reason {finish!r})")
     if not isinstance(text, str):
-        raise _InvalidReply(f"reply content is not text: {clean(str(text)[:400])[:120]}")
+        raise _InvalidReply(f"reply content is not text: {clean(str(text))[:120]}")
+    if finish == "length" and not text.strip():
+        # reasoning models spend the whole budget on hidden reasoning: nothing was answered, and an empty
+        # turn would be judged as Silence
+        raise _InvalidReply("reply is empty, cut at the token limit (finish_reason 'length'); a reasoning model "
+                            "may need a higher token limit")
     usage = reply.get("usage")
     usage = usage if isinstance(usage, dict) else {}
     return Generation(
