@@ -58,6 +58,10 @@ class ReleasedPrompt:
         """
         if not isinstance(output, str):
             raise TypeError(f"the model output must be text, got {type(output).__name__}")
+        missing = [field for field in ("messages", "set", "task") if field not in row]
+        if missing:
+            raise DataFormatError(f"row {row.get('id')!r}: the released judge prompt needs field(s) {missing} "
+                                  "(rows of the NC-Bench dataset have them)")
         block_name = pattern_table().entry(row["set"], row["task"]).released_definitions
         if block_name not in self.definitions:
             raise ConvbenchError(f"the released utils.py has no label block {block_name!r} (task {row['task']!r})")

@@ -11,7 +11,9 @@
 - :func:`nc_judge_sanity`: the repeat baseline's ``labelled_repeat`` per run that has it;
 - :func:`nc_paper_differences`: how a run's setup differs from the paper's (then not directly comparable);
 - :func:`nico_table`: NICO scores per (task, metric), one column per model (and per interaction type);
-- :func:`cocoeval_table`: per behaviour type, the human mean and each model's mean with intervals.
+- :func:`cocoeval_table`: per behaviour type, the human mean and each model's mean with intervals;
+- :func:`cocoeval_source_table`: the same per source (the CoCoEval paper's Figure 3 data);
+- :func:`cocoeval_ratings_table`: models as rows, then humans, mean 1-10 ratings with 95% intervals (its Table 4).
 """
 
 from __future__ import annotations
@@ -63,6 +65,12 @@ def nc_paper_differences(run: Run) -> list[str]:
         differences.append(f"temperature {generation['temperature']} (paper: {setup['decoding']})")
     if generation.get("max_new_tokens", setup["max_new_tokens"]) != setup["max_new_tokens"]:
         differences.append(f"{generation['max_new_tokens']} new tokens (paper: {setup['max_new_tokens']})")
+    if signature.get("limit") is not None:
+        differences.append(f"only the first {signature['limit']} rows (--limit): cells cover part of each pattern")
+    if signature.get("rules", "paper") != "paper" or signature.get("parsing", "convbench") != "convbench":
+        differences.append(f"rules {signature.get('rules')}, parsing {signature.get('parsing')} (paper: its rules)")
+    if signature.get("fill_request_details"):
+        differences.append("request details filled in the judge prompt (the released pipeline leaves them empty)")
     return differences
 
 
@@ -279,3 +287,63 @@ def cocoeval_table(runs: list[Run]) -> Any:
                 low, high = intervals.get(side, {}).get(name, [None, None])
                 rows.append({"behaviour": name, "who": who, "mean": results[side][name], "low": low, "high": high})
     return pd.DataFrame(rows, columns=["behaviour", "who", "mean", "low", "high"])
+
+
+def _human_label(runs: list[Run], values: Any) -> Any:
+    """``run -> "human"`` when every run that has a part (a source, the ratings) reports the same human
+    numbers for it, else ``run -> "human (run name)"``: runs that compared other contexts have other humans."""
+    seen: dict[Any, Any] = {}
+    shared = True
+    for run in runs:
+        for key, value in values(run).items():
+            if key in seen and seen[key] != value:
+                shared = False
+            seen.setdefault(key, value)
+    return lambda run: "human" if shared else f"human ({run.name})"
+
+
+def cocoeval_source_table(runs: list[Run]) -> Any:
+    """The paper's Figure 3 data: per source and behaviour type, the human and each run's mean
+    occurrences per continuation with 95% intervals (long format: source, behaviour, who, mean, low, high).
+
+    Sources and types in the order the runs give them; a run that has no rows of a source has no entry
+    there (a figure draws it as missing). One ``human`` entry per source when the runs agree on it,
+    else one per run (``human (run)``)."""
+    import pandas as pd
+
+    scored = [r for r in runs if r.results.get("per_source")]
+    human = _human_label(scored, lambda run: {s: t.get("human_mean") for s, t in run.results["per_source"].items()})
+    rows: dict[tuple[str, str, str], dict[str, Any]] = {}
+    for run in scored:
+        for source, table in run.results["per_source"].items():
+            intervals = table.get("intervals", {})
+            for name in table["model_mean"]:
+                for side, who in (("human_mean", human(run)), ("model_mean", run.name)):
+                    low, high = intervals.get(side, {}).get(name, [None, None])
+                    rows.setdefault((source, name, who), {"source": source, "behaviour": name, "who": who,
+                                                           "mean": table[side][name], "low": low, "high": high})
+    return pd.DataFrame(list(rows.values()), columns=["source", "behaviour", "who", "mean", "low", "high"])
+
+
+def cocoeval_ratings_table(runs: list[Run]) -> Any:
+    """The paper's Table 4 layout: one row per run (its model), then the human row(s); per scale
+    (consistency, collaborativeness: the runs' rubric scales) the mean 1-10 rating over the compared
+    continuations and its 95% interval (``low``, ``high``; n/a when not computed)."""
+    import pandas as pd
+
+    scored = [r for r in runs if r.results.get("overall")]
+    human = _human_label(scored, lambda run: {"overall": run.results["overall"].get("human")})
+    scales = list(dict.fromkeys(s for r in scored for side in ("model", "human") for s in r.results["overall"].get(side, {})))
+    rows: dict[str, dict[str, Any]] = {}
+    for run in scored:
+        for side, who in (("model", run.name), ("human", human(run))):
+            ratings = run.results["overall"].get(side, {})
+            row = rows.setdefault(who, {})
+            for scale in scales:
+                value = ratings.get(scale) or {}
+                low, high = value.get("interval") or [None, None]
+                row.update({scale: value.get("mean"), f"{scale} low": low, f"{scale} high": high})
+    order = [r.name for r in scored] + [w for w in rows if w not in {r.name for r in scored}]  # models, then humans
+    frame = pd.DataFrame([rows[w] for w in order], index=pd.Index(order, name="model"),
+                         columns=[c for s in scales for c in (s, f"{s} low", f"{s} high")])
+    return frame

@@ -44,6 +44,7 @@ from .._version import __version__
 from ..errors import ConvbenchError
 from ..nc.judge_output import ParsedJudgement
 from ..nc.judge_prompt import JudgeTemplate, TemplateChoice, judge_messages, resolve_template, template_name
+from ..nc.patterns import pattern_table
 from ..nc.released_prompt import ReleasedPrompt
 from ..scoring.ncbench_action import judge_row, score_actions
 from .backends import Backend, Generation, GenerationParams, backend_from_spec, early_backend
@@ -130,6 +131,9 @@ def run_nc(
         if isinstance(template, ReleasedPrompt) and not first_line_only:
             raise ConvbenchError("the released judge prompt judges the first line only; "
                                  "use --judge-template convbench to judge whole responses")
+        if fill_request_details and not isinstance(template, ReleasedPrompt):
+            raise ConvbenchError("--fill-request-details applies to the released judge prompt only "
+                                 "(convbench's wording always names the request details)")
         gen_params = GenerationParams(max_new_tokens=max_new_tokens)
         judge_params = GenerationParams(max_new_tokens=judge_max_new_tokens)
         started = time.time()
@@ -397,13 +401,15 @@ def repeat_sanity(records: Sequence[dict[str, Any]]) -> dict[str, Any]:
 _RECORD_FIELDS = {"set": str, "id": int, "pattern": str, "judge_output": str, "acceptable_labels": list, "label_set": list}
 
 
-def score_run(path: str | os.PathLike[str]) -> RunResult:
+def score_run(path: str | os.PathLike[str], rules: str | None = None) -> RunResult:
     """Re-score a run folder from its records (no model calls); rewrites ``results.json`` only.
 
     The judge's raw answer (``judge_output``) is the source of truth: labels and verdicts are derived
     from it again with the current parser and rule; rows with an ``error`` stay failed. Every record
     is checked first (a problem names the line and field), then the rows against those the signature
-    declares: a folder that lost rows is refused, naming them.
+    declares: a folder that lost rows is refused, naming them. ``rules`` (NC-Bench: ``paper`` or
+    ``released_script``) re-reads the run under other rules: acceptable labels from the pattern table
+    by each row's set and task, and that rule's reading of the judge text; the signature records it.
     """
     folder, records, previous = read_folder(path)
     benchmark = previous.get("signature", {}).get("benchmark", "nc")
@@ -411,6 +417,8 @@ def score_run(path: str | os.PathLike[str]) -> RunResult:
         from .nico_run import rescore_nico
 
         return rescore_nico(folder, records, previous)
+    if rules is not None and benchmark != "nc":
+        raise ConvbenchError(f"--rules applies to NC-Bench runs; {folder} is a {benchmark} run")
     if benchmark == "cocoeval":
         from .cocoeval_run import rescore_cocoeval
 
@@ -423,8 +431,19 @@ def score_run(path: str | os.PathLike[str]) -> RunResult:
     for lineno, record in enumerate(records, start=1):
         _check_record(record, lineno, seen, further)
     check_complete(records, previous, folder)
-    # runs written before the parsing was recorded were scored with convbench's reading
-    parsing = signature.setdefault("parsing", PARSING_OF_RULES.get(signature.get("rules", "paper"), "convbench"))
+    # runs written before the parsing was recorded were scored with convbench's reading, whatever their rules
+    parsing = signature.setdefault("parsing", "convbench")
+    if rules is not None:
+        if rules not in PARSING_OF_RULES:
+            raise ConvbenchError(f"rules must be one of {', '.join(PARSING_OF_RULES)}, got {rules!r}")
+        table = pattern_table()
+        for lineno, record in enumerate(records, start=1):
+            try:
+                record["acceptable_labels"] = list(table.acceptable_labels(record["set"], record["task"], rules))
+            except (KeyError, ValueError) as err:
+                raise ConvbenchError(f"records.jsonl line {lineno}: cannot re-read under rules {rules!r}: {err}") from None
+        parsing = signature["parsing"] = PARSING_OF_RULES[rules]
+        signature["rules"] = rules
     for record in records:
         for judgement in [record, *record.get("judges", [])]:  # the primary judge, then any further ones
             failed = judgement.get("error") is not None

@@ -29,7 +29,7 @@ from ..errors import MetricInputError
 from ..nc.judge_output import UNPARSED_LABEL, ParsedJudgement, parse_judge_output, vocabulary
 from ..nc.patterns import pattern_table
 from .inputs import as_row_list, check_column
-from .released_rule import released_pieces, released_passes
+from .released_rule import released_passes, released_piece_list
 
 METRIC = "ncbench_action"
 PARSINGS = ("convbench", "released")
@@ -52,9 +52,13 @@ def judgement_passes(parsed: ParsedJudgement, acceptable: Sequence[str]) -> bool
 
 
 def _released_reading(prediction: str | None) -> ParsedJudgement:
-    """The released aggregator's pieces as a judgement, for counts and the failure breakdown."""
-    pieces = tuple(sorted(released_pieces(prediction) - {""}))
-    return ParsedJudgement(prediction or "", pieces)
+    """The released aggregator's pieces as a judgement, for counts, agreement and the failure breakdown:
+    pieces that are exactly a label name, in the judge's order, are its labels; other non-empty pieces
+    (prose, misspellings) are unrecognised, so an answer naming no label exactly counts as unparsed."""
+    pieces = [piece for piece in released_piece_list(prediction) if piece]
+    known = known_labels()
+    return ParsedJudgement(prediction or "", tuple(p for p in pieces if p in known),
+                           unrecognised=tuple(p for p in pieces if p not in known))
 
 
 def judge_row(prediction: str | None, acceptable: Sequence[str], label_set: Sequence[str] | None = None,

@@ -24,13 +24,16 @@ from typing import Any
 from ..nc.patterns import pattern_table
 
 
-def released_pieces(judge_output: Any) -> frozenset[str]:
-    """The set of stripped pieces the released aggregator compares with the acceptable labels.
-
-    A judge output that is not text (a missing answer) counts as the empty string, as upstream.
-    """
+def released_piece_list(judge_output: Any) -> list[str]:
+    """The stripped pieces the released aggregator compares with the acceptable labels, in the judge's
+    order, each once. A judge output that is not text (a missing answer) counts as the empty string."""
     text = judge_output if isinstance(judge_output, str) else ""
-    return frozenset(piece.strip() for piece in text.replace("\n", ",").split(",") if piece)
+    return list(dict.fromkeys(piece.strip() for piece in text.replace("\n", ",").split(",") if piece))
+
+
+def released_pieces(judge_output: Any) -> frozenset[str]:
+    """The set of pieces (see :func:`released_piece_list`) the released rule decides on."""
+    return frozenset(released_piece_list(judge_output))
 
 
 def released_passes(judge_output: Any, acceptable: Iterable[str]) -> bool:

@@ -213,3 +213,18 @@ def test_judge_sanity_shown_with_a_warning_below_90(repeats: int, warned: bool, 
     assert ("class='warning judge-sanity'" in page) is warned
     if warned:
         assert "labels verbatim repeats Repeat on only 85.0% of Repeat Request rows" in page
+
+
+def test_paper_differences_name_partial_runs_other_rules_and_filled_details(tmp_path):
+    from convbench_datasets.report.runs import Run
+    from convbench_datasets.report.tables import nc_paper_differences
+
+    paper_like = {"judge": "openai:mistralai/Mistral-Large-Instruct-2411", "judge_template": "released",
+                  "generation": {"max_new_tokens": 1024, "temperature": 0.0}, "rules": "paper", "parsing": "convbench",
+                  "limit": None, "fill_request_details": False}
+    run = Run("m", tmp_path, "nc", {"signature": paper_like}, [])
+    assert nc_paper_differences(run) == []
+    for change, needle in [({"limit": 3}, "first 3 rows"), ({"rules": "released_script", "parsing": "released"}, "rules"),
+                           ({"fill_request_details": True}, "request details filled")]:
+        other = Run("m", tmp_path, "nc", {"signature": {**paper_like, **change}}, [])
+        assert any(needle in d for d in nc_paper_differences(other)), change

@@ -70,4 +70,16 @@ def test_score_actions_with_released_parsing_follows_the_released_rule():
     assert released["passes"] == [False, True, False, False, True]
     assert released["per_task"] == {"repeat request": 50.0, "sequence closer": 100 / 3}
     assert released["signature"]["parsing"] == "released"
-    assert released["failure_breakdown"]["Repeat Request"] == {"repeat": 100.0}
+    # "repeat" names no label exactly: to the released reading it is an unrecognised piece, the row unparsed
+    assert released["failure_breakdown"]["Repeat Request"] == {"(unparsed)": 100.0}
+    assert released["unparsed"] == 2 and released["unrecognised"] == 2  # "repeat" and "Pre-Closing"
+
+
+def test_released_reading_keeps_the_judges_order_and_flags_prose():
+    from convbench_datasets.scoring.ncbench_action import score_actions
+
+    out = score_actions(["Repeat, Answer", "The agent repeats."], [["Repeat"], ["Repeat"]], parsing="released",
+                        return_rows=True)
+    # label-level agreement uses a row's first label: it must be the judge's first, not the alphabetical first
+    assert out["labels"] == [["Repeat", "Answer"], []]
+    assert out["unparsed_rows"] == [1]
