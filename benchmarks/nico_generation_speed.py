@@ -1,11 +1,18 @@
-"""nico_generation (without BERTScore) on 10,000 Chinese pairs, beside a straightforward implementation.
+"""nico_generation (without BERTScore) on 10,000 and 100,000 Chinese pairs, beside a straightforward implementation.
 
 The straightforward one segments with jieba, calls sacrebleu's corpus BLEU for orders 1 and 2, and
 rouge-score's RougeScorer (with a jieba tokenizer) pair by pair; Distinct and length by hand. Both must
-give the same numbers. Targets: the metric at least 3x faster overall, and ROUGE-L alone at least 10x
-faster than rouge-score per pair (same F-measures), on pre-segmented tokens.
+give identical numbers (asserted). Targets: the metric at least 3x faster overall, and ROUGE-L alone at
+least 10x faster than rouge-score per pair (same F-measures, on the same pre-segmented tokens) and no
+slower than 1.2x rouge-score-rs (a Rust implementation; measured when installed, said so when not).
+Each side runs ``--repeat`` times, interleaved, and the medians are compared, so that load from other
+processes hits both sides alike. The segmentation backend (rjieba with the ``fast`` extra, else jieba)
+is printed with its own ratio against jieba.
 
-Usage: python benchmarks/nico_generation_speed.py [--pairs 10000]
+``--workers`` instead times score_generation with 1, 2, 4... worker processes at each size and prints
+what the automatic rule (convbench_datasets/scoring/workers.py) picks there.
+
+Usage: python benchmarks/nico_generation_speed.py [--pairs 10000 100000] [--repeat 3] [--workers]
 """
 
 from __future__ import annotations
@@ -13,10 +20,17 @@ from __future__ import annotations
 import argparse
 import logging
 import random
+import statistics
 import time
+from collections.abc import Callable
+from typing import Any
 
 PHRASES = ("我们 今天 晚上 一起 去 吃 火锅 吧 你 觉得 怎么样 好啊 不过 我 有点 累 明天 再说 周末 公园 散步 "
            "天气 不错 要不要 带上 孩子 超市 打折 买 水果 没问题 谢谢 你 真 好 哈哈 算了 随便 都 行").split()
+
+
+# What real answers add to plain Chinese now and then: numbers, Latin words, full-width and ASCII marks.
+EXTRAS = ("3.5元", "2、3个", "100%", "OK", "Wi-Fi", "App", "，", "？", "……", "（笑）", "10点半", "iPhone 15")
 
 
 def _texts(n: int, seed: int) -> list[str]:
@@ -24,6 +38,8 @@ def _texts(n: int, seed: int) -> list[str]:
     out = []
     for _ in range(n):
         words = [rng.choice(PHRASES) for _ in range(rng.randint(3, 18))]
+        if rng.random() < 0.1:
+            words.insert(rng.randrange(len(words) + 1), rng.choice(EXTRAS))
         out.append("".join(words) + rng.choice(["。", "？", "！", "～", ""]))
     return out
 
@@ -54,57 +70,154 @@ def straightforward(predictions: list[str], references: list[str]) -> dict[str, 
     return scores
 
 
-def _median(fn, repeat: int):
-    times, result = [], None
+def _interleaved(fns: dict[str, Callable[[], Any]], repeat: int) -> tuple[dict[str, float], dict[str, Any]]:
+    """Median seconds of each function over ``repeat`` rounds (one call of each per round), and results."""
+    times: dict[str, list[float]] = {name: [] for name in fns}
+    results: dict[str, Any] = {}
     for _ in range(repeat):
-        start = time.perf_counter()
-        result = fn()
-        times.append(time.perf_counter() - start)
-    return sorted(times)[len(times) // 2], result
+        for name, fn in fns.items():
+            start = time.perf_counter()
+            results[name] = fn()
+            times[name].append(time.perf_counter() - start)
+    return {name: statistics.median(t) for name, t in times.items()}, results
+
+
+def _row(name: str, mine_s: float, ref_s: float, target: float | None, note: str = "") -> None:
+    speedup = ref_s / mine_s
+    verdict = "" if target is None else ("OK" if speedup >= target else "MISS")
+    goal = "" if target is None else f">={target:.3g}x"
+    print(f"{name:<56}{mine_s:>9.3f}s{ref_s:>9.3f}s{speedup:>9.2f}x{goal:>9}{verdict:>6}  {note}")
+
+
+def _header() -> None:
+    print(f"{'measure':<56}{'convbench':>10}{'other':>10}{'speed-up':>10}{'target':>9}{'':>6}")
+
+
+def compare(pairs: int, repeat: int) -> None:
+    """The whole metric against the straightforward pipeline, identical numbers asserted."""
+    from convbench_datasets.scoring.nico_generation import score_generation
+
+    predictions, references = _texts(pairs, 1), _texts(pairs, 2)
+    score_generation(predictions[:100], references[:100])  # load the segmenter outside the timing
+    seconds, out = _interleaved({
+        "reference": lambda: straightforward(predictions, references),
+        "ours": lambda: score_generation(predictions, references),
+    }, repeat)
+    reference, ours = out["reference"], out["ours"]
+    for key, value in reference.items():
+        assert ours[key] == value, (key, ours[key], value)
+    print(f"{pairs} pairs; identical numbers: {', '.join(f'{k}={v:.4f}' for k, v in reference.items())}")
+    _row(f"nico_generation vs jieba+sacrebleu+rouge-score, {pairs}", seconds["ours"], seconds["reference"], 3)
+
+
+def compare_rouge_l(pairs: int, repeat: int) -> None:
+    """ROUGE-L alone on the same pre-segmented tokens: rouge-score, and rouge-score-rs when installed."""
+    from rouge_score import rouge_scorer
+
+    from convbench_datasets.scoring.lcs import rouge_l_f
+    from convbench_datasets.scoring.nico_generation import segment
+
+    hyps, refs = segment(_texts(pairs, 1)), segment(_texts(pairs, 2))
+    joined = [(" ".join(h), " ".join(r)) for h, r in zip(hyps, refs)]
+
+    class Pretokenized:  # the very same tokens on every side: only the LCS work is compared
+        def tokenize(self, text: str) -> list[str]:
+            return text.split(" ")
+
+    scorer = rouge_scorer.RougeScorer(["rougeL"], tokenizer=Pretokenized())
+    fns: dict[str, Callable[[], Any]] = {
+        "ours": lambda: [rouge_l_f(h, r) for h, r in zip(hyps, refs)],
+        "rouge-score": lambda: [scorer.score(r, h)["rougeL"].fmeasure for h, r in joined],
+    }
+    try:
+        from rouge_score_rs import rouge_scorer as rs_scorer
+    except ImportError:
+        rs_scorer = None
+    else:
+        rs = rs_scorer.RougeScorer(["rougeL"], tokenizer=Pretokenized())
+        fns["rouge-score-rs"] = lambda: [rs.score(r, h)["rougeL"].fmeasure for h, r in joined]
+        native = _rouge_score_rs_native()
+        if native is not None:  # its Rust scorer on token lists, without its Python tokenizer glue
+            fns["rouge-score-rs native"] = lambda: [
+                native.score_documents(r, [], h, [])["rougeL"].fmeasure for h, r in zip(hyps, refs)
+            ]
+    seconds, out = _interleaved(fns, repeat)
+    for name, scores in out.items():
+        assert scores == out["ours"], f"ROUGE-L F-measures differ from {name}"
+    _row(f"ROUGE-L per pair vs rouge-score, {pairs}", seconds["ours"], seconds["rouge-score"], 10, "same tokens")
+    if rs_scorer is None:
+        print("rouge-score-rs is not installed here: no side-by-side measurement (pip install rouge-score-rs)")
+        return
+    for name in ("rouge-score-rs", "rouge-score-rs native"):
+        if name in seconds:  # "within 1.2x": at least 1/1.2 of its speed
+            _row(f"ROUGE-L per pair vs {name}, {pairs}", seconds["ours"], seconds[name], 1 / 1.2,
+                 "same tokens; target: within 1.2x of its time")
+
+
+def _rouge_score_rs_native() -> Any:
+    try:
+        from rouge_score_rs import _rougers
+
+        return _rougers.Scorer(["rougeL"], False)
+    except (ImportError, AttributeError, TypeError):  # a private API: absent from other versions
+        return None
+
+
+def compare_segmentation(pairs: int, repeat: int) -> None:
+    """The segmentation backend in use against jieba itself, identical tokens asserted."""
+    from convbench_datasets.scoring.segmentation import backend, jieba_cutter
+
+    texts = _texts(pairs, 1) + _texts(pairs, 2)
+    name = backend()
+    if name == "jieba":
+        print("segmentation: jieba itself (rjieba not installed, or CONVBENCH_SEGMENTER=jieba); "
+              "pip install 'convbench[fast]' for rjieba")
+        return
+    jieba_cut, cut = jieba_cutter("jieba"), jieba_cutter(name)
+    seconds, out = _interleaved({"jieba": lambda: [jieba_cut(t) for t in texts],
+                                 name: lambda: [cut(t) for t in texts]}, repeat)
+    assert out[name] == out["jieba"], "segmentation differs from jieba"
+    _row(f"segmentation ({name}, corrected) vs jieba, {len(texts)} texts", seconds[name], seconds["jieba"], None,
+         "identical tokens")
+
+
+def compare_workers(pairs: int, repeat: int) -> None:
+    """score_generation with 1, 2, 4... workers; the automatic rule's choice beside them."""
+    from convbench_datasets.scoring.nico_generation import PAIRS_PER_WORKER, score_generation
+    from convbench_datasets.scoring.workers import idle_cores, pick_workers, usable_cores
+
+    predictions, references = _texts(pairs, 1), _texts(pairs, 2)
+    score_generation(predictions[:100], references[:100])
+    counts = [1] + [w for w in (2, 4, 8, 16, 32) if w <= usable_cores()]
+    seconds, out = _interleaved({w: (lambda w=w: score_generation(predictions, references, workers=w))
+                                 for w in counts}, repeat)
+    assert all(result == out[1] for result in out.values()), "worker counts disagree"
+    picked = pick_workers(pairs, PAIRS_PER_WORKER)
+    cells = "  ".join(f"{w}: {s:.3f}s" for w, s in seconds.items())
+    print(f"{pairs} pairs, {usable_cores()} usable cores, {idle_cores()} idle: {cells}; the rule picks {picked}")
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--pairs", type=int, default=10_000)
-    parser.add_argument("--repeat", type=int, default=3, help="median of this many runs of each")
+    parser.add_argument("--pairs", type=int, nargs="+", default=[10_000, 100_000])
+    parser.add_argument("--repeat", type=int, default=3, help="median of this many interleaved runs of each")
+    parser.add_argument("--workers", action="store_true", help="time worker counts instead")
     args = parser.parse_args()
 
     import jieba
 
     jieba.setLogLevel(logging.WARNING)
-    jieba.initialize()
-    from rouge_score import rouge_scorer
+    jieba.initialize()  # both sides start with jieba's dictionary loaded
 
-    from convbench_datasets.scoring.lcs import rouge_l_f
-    from convbench_datasets.scoring.nico_generation import score_generation, segment
-
-    predictions, references = _texts(args.pairs, 1), _texts(args.pairs, 2)
-
-    straight_s, reference = _median(lambda: straightforward(predictions, references), args.repeat)
-    ours_s, ours = _median(lambda: score_generation(predictions, references), args.repeat)
-    for key, value in reference.items():
-        assert abs(ours[key] - value) < 1e-9, (key, ours[key], value)
-
-    hyps, refs = segment(predictions), segment(references)
-
-    class Pretokenized:  # rouge-score on the very same tokens: only the LCS work is compared
-        def tokenize(self, text: str) -> list[str]:
-            return text.split(" ")
-
-    scorer = rouge_scorer.RougeScorer(["rougeL"], tokenizer=Pretokenized())
-    joined = [(" ".join(h), " ".join(r)) for h, r in zip(hyps, refs)]
-    rouge_s, theirs = _median(lambda: [scorer.score(r, h)["rougeL"].fmeasure for h, r in joined], args.repeat)
-    lcs_s, mine = _median(lambda: [rouge_l_f(h, r) for h, r in zip(hyps, refs)], args.repeat)
-    assert mine == theirs, "ROUGE-L F-measures differ"
-
-    print(f"{args.pairs} pairs; identical numbers: {', '.join(f'{k}={v:.2f}' for k, v in ours.items() if isinstance(v, float))}")
-    print(f"{'measure':<46}{'convbench':>11}{'reference':>11}{'speed-up':>10}{'target':>8}")
-    for name, mine_s, ref_s, target in [
-        ("nico_generation vs sacrebleu + rouge-score", ours_s, straight_s, 3),
-        ("ROUGE-L per pair vs rouge-score (same tokens)", lcs_s, rouge_s, 10),
-    ]:
-        speedup = ref_s / mine_s
-        print(f"{name:<46}{mine_s:>10.2f}s{ref_s:>10.2f}s{speedup:>9.1f}x{'OK' if speedup >= target else 'MISS':>8}")
+    if args.workers:
+        for pairs in args.pairs:
+            compare_workers(pairs, args.repeat)
+        return
+    _header()
+    for pairs in args.pairs:
+        compare(pairs, args.repeat)
+    compare_segmentation(min(args.pairs), args.repeat)
+    compare_rouge_l(min(args.pairs), max(args.repeat, 5))
 
 
 if __name__ == "__main__":

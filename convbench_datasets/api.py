@@ -64,7 +64,8 @@ def build(
         sources: a local mirror of the upstream files (default: ``$CONVBENCH_SOURCES``, else download).
         data_dir: user-supplied data, for benchmarks whose data is not downloadable.
         progress: show download progress bars.
-        options: builder-specific options (cocoeval: ``summarizer``, ``summarizer_options``).
+        options: builder-specific options (cocoeval: ``summarizer``, ``cleaner``, ``metadata_model``, each a
+            model spec or Backend with its ``*_options``, and ``cache``, the response cache file).
     """
     replaceable_entries(Path(out).resolve())  # refuse a wrong --out before downloading; export checks again
     kwargs: dict[str, Any] = {"sources_dir": sources, "progress": progress, **options}

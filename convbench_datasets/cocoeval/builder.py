@@ -5,7 +5,7 @@ from __future__ import annotations
 import os
 from collections import Counter
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from .._resources import bundled_dir
 from .._version import __version__
@@ -14,10 +14,16 @@ from ..hub import BuiltConfig, BuiltDataset
 from ..registry import BenchmarkInfo
 from . import schema
 from .cleaning import RULES
-from .conversations import QMSUM_DOMAINS, SETTINGS, iq2_source, pins, qmsum_sources, read_iq2, read_qmsum, read_tcr
+from .conversations import (QMSUM_DOMAINS, SETTINGS, iq2_source, pins, qmsum_sources, read_iq2, read_qmsum, read_tcr,
+                            tcr_file)
 from .instances import EVAL_PER_SOURCE, WINDOW, instance, select_windows
+from .model_made import CLEANED_SOURCES, abstractive_summaries, clean_transcripts, model_metadata
+from .model_stage import StageRecord, card_section
 from .references import citation
 from .taxonomy import load_taxonomy
+
+if TYPE_CHECKING:
+    from ..runner.backends import Backend
 
 NAME = "cocoeval"
 DOWNLOADED = (*QMSUM_DOMAINS, "iq2")
@@ -33,85 +39,74 @@ def info() -> BenchmarkInfo:
         title="CoCoEvalBench: multi-party conversation continuation (rebuilt from QMSum and IQ2)",
         license="QMSum: MIT; IQ2: none stated (downloaded at build time, not redistributable)",
         configs=configs,
-        needs=f"downloads {len(qmsum_sources()) + 1} files (QMSum, IQ2); sim and ncpc need --data-dir (TCR format)",
+        needs=f"downloads {len(qmsum_sources()) + 1} files (QMSum, IQ2); sim and ncpc need --data-dir DIR holding the TCR "
+              f"release's {' and/or '.join(tcr_file(s) for s in TCR_SOURCES)}",
     )
 
 
 def build(sources_dir: str | os.PathLike[str] | None = None, progress: bool = True,
-          data_dir: str | os.PathLike[str] | None = None, summarizer: str | None = None,
-          summarizer_options: dict[str, Any] | None = None) -> BuiltDataset:
-    """Build every source's instances; ``summarizer`` (a model spec) makes abstractive summaries."""
+          data_dir: str | os.PathLike[str] | None = None, summarizer: str | Backend | None = None,
+          summarizer_options: dict[str, Any] | None = None, cleaner: str | Backend | None = None,
+          cleaner_options: dict[str, Any] | None = None, metadata_model: str | Backend | None = None,
+          metadata_model_options: dict[str, Any] | None = None,
+          cache: str | os.PathLike[str] | None = None) -> BuiltDataset:
+    """Build every source's instances. Model-made stages (a model spec or Backend each; see
+    :mod:`.model_made`): ``cleaner`` cleans QMSum Product and Academic, ``summarizer`` writes abstractive
+    summaries, ``metadata_model`` the metadata; their answers go through the response cache ``cache``
+    (default: convbench's), so a rebuild with the same models makes no calls."""
     counts: Counter = Counter()
+    stages: list[StageRecord] = []
+    tcr = _tcr_files(Path(data_dir)) if data_dir is not None else {}  # a wrong folder fails before downloads
     conversations: dict[str, list[dict[str, Any]]] = {s: read_qmsum(s, sources_dir, counts, progress) for s in QMSUM_DOMAINS}
     conversations["iq2"] = read_iq2(sources_dir, counts, progress)
-    if data_dir is not None:
-        folder = Path(data_dir)
-        if not folder.is_dir():
-            raise BuildError(f"TCR data folder {folder} does not exist")
-        for source in TCR_SOURCES:
-            found = read_tcr(source, folder, counts)
-            if found:
-                conversations[source] = found
-        if not any(s in conversations for s in TCR_SOURCES):
-            raise BuildError(f"no TCR meetings in {folder}: expected {folder}/sim/*.json or {folder}/ncpc/*.json")
+    for source, path in tcr.items():
+        conversations[source] = read_tcr(source, path, counts)
+    if cleaner is not None:
+        stages.append(clean_transcripts([c for s in CLEANED_SOURCES for c in conversations[s]], cleaner,
+                                        cleaner_options or {}, cache, progress))
     configs = []
+    windows: list[tuple[dict[str, Any], dict[str, Any], int]] = []  # (row, conversation, start) for the model stages
     for source, items in conversations.items():
         evaluation, training = select_windows(items, source)
         if len(evaluation) < EVAL_PER_SOURCE:
             raise BuildError(f"{source}: only {len(evaluation)} non-overlapping windows of {2 * WINDOW} turns, "
                              f"{EVAL_PER_SOURCE} needed")
         splits = {"test": [instance(c, s) for c, s in evaluation], "train": [instance(c, s) for c, s in training]}
-        if summarizer is not None:
-            earlier = {"test": [c["turns"][: s - WINDOW] for c, s in evaluation],
-                       "train": [c["turns"][: s - WINDOW] for c, s in training]}
-            for split, rows in splits.items():
-                abstractive_summaries(rows, earlier[split], summarizer, summarizer_options or {}, progress)
+        windows += [(row, c, s) for split, chosen in (("test", evaluation), ("train", training))
+                    for row, (c, s) in zip(splits[split], chosen)]
         configs.append(BuiltConfig(source, splits, SETTINGS[source]))
+    rows = [row for row, _, _ in windows]
+    if summarizer is not None:  # before the metadata model: the summary prompt names the source's setting
+        stages.append(abstractive_summaries(rows, [c["turns"][: s - WINDOW] for _, c, s in windows], summarizer,
+                                            summarizer_options or {}, progress, cache))
+    if metadata_model is not None:
+        stages.append(model_metadata(rows, [c["turns"][:s] for _, c, s in windows], metadata_model,
+                                     metadata_model_options or {}, cache, progress))
     return BuiltDataset(
         name=NAME,
         features=schema.features(),
         configs=configs,
         card_template=bundled_dir("cards") / NAME / "README.md",
-        card_fields=_card_fields(configs, counts, data_dir is not None),
+        card_fields={**_card_fields(configs, counts, {s: len(conversations[s]) for s in TCR_SOURCES if s in conversations}),
+                     "model_stages": card_section(stages)},
         union_configs={ALL: [c.name for c in configs]},
         default_config=ALL,
         extra_files={"LICENSE.md": bundled_dir("cards") / NAME / "LICENSE.md"},  # the card's license_link
     )
 
 
-def abstractive_summaries(rows: list[dict[str, Any]], earlier: list[list[dict[str, Any]]], spec: str,
-                          options: dict[str, Any], progress: bool) -> None:
-    """Replace extractive summaries by a model's, through the runner (cached, resumable)."""
-    from string import Template
-
-    from ..runner.backends import GenerationParams, backend_from_spec
-    from ..runner.cache import ResponseCache
-    from ..runner.stage import complete
-    from .instances import ABSTRACTIVE_MAX_TURNS
-    from .simulation import templates
-
-    todo = [(row, turns[-ABSTRACTIVE_MAX_TURNS:]) for row, turns in zip(rows, earlier) if turns]
-    if not todo:
-        return
-    template = Template(templates()["summary"])
-    prompts = [[{"role": "user", "content": template.substitute(
-        setting=row["metadata"]["setting"],
-        history="\n".join(f"{t['speaker']}: {t['utterance']}" for t in turns))}] for row, turns in todo]
-    backend = backend_from_spec(spec, **options)
-    with ResponseCache() as cache:
-        # a build asks again what failed before: a dataset cannot keep a hole where a summary belongs
-        answers = complete(backend, prompts, GenerationParams(max_new_tokens=300), cache, desc="summarise",
-                           progress=progress, retry_errors=True)
-    backend.close()
-    for (row, _), answer in zip(todo, answers.generations):
-        if answer.error is not None:
-            raise BuildError(f"cocoeval row {row['id']}: the summarizer {backend.spec} gave no summary: {answer.error}")
-    for (row, turns), answer in zip(todo, answers.generations):
-        row["summary"] = answer.text.strip()
-        row["summary_method"] = f"abstractive: {backend.spec}, from the last {len(turns)} turns before the history"
+def _tcr_files(folder: Path) -> dict[str, Path]:
+    """The TCR release files present in ``folder`` (either or both), named as in the release's ``data/``."""
+    if not folder.is_dir():
+        raise BuildError(f"TCR data folder {folder} does not exist")
+    found = {s: folder / tcr_file(s) for s in TCR_SOURCES if (folder / tcr_file(s)).is_file()}
+    if not found:
+        raise BuildError(f"no TCR files in {folder}: expected {' and/or '.join(tcr_file(s) for s in TCR_SOURCES)} "
+                         "there, named as in the TCR release's data/ folder")
+    return found
 
 
-def _card_fields(configs: list[BuiltConfig], counts: Counter, tcr: bool) -> dict[str, str]:
+def _card_fields(configs: list[BuiltConfig], counts: Counter, tcr_meetings: dict[str, int]) -> dict[str, str]:
     table = ["| config | test | train | setting |", "|---|---|---|---|"]
     table += [f"| `{c.name}` | {len(c.splits['test'])} | {len(c.splits['train'])} | {c.description} |" for c in configs]
     cleaning = ["| rule | changes |", "|---|---|"] + [f"| {rule} | {counts[rule]} |" for rule in RULES]
@@ -123,8 +118,17 @@ def _card_fields(configs: list[BuiltConfig], counts: Counter, tcr: bool) -> dict
         f"- QMSum: {spec['qmsum']['origin']} at commit `{spec['qmsum']['commit']}` ({len(qmsum_sources())} meeting files, "
         "each checked against its pinned sha256).",
         f"- IQ2: {spec['iq2']['origin']} at commit `{spec['iq2']['commit']}`, `{iq2_source().name}` (sha256 `{iq2_source().sha256}`).",
-        "- SIM and NCPC: user-supplied TCR files." if tcr else "- SIM and NCPC: not included (no --data-dir given).",
+        _tcr_provenance(tcr_meetings, counts),
     ]
     columns = ["| column | holds |", "|---|---|"] + [f"| `{k}` | {v} |" for k, v in schema.COLUMNS.items()]
     return {"configs": "\n".join(table), "cleaning": "\n".join(cleaning), "taxonomy": "\n".join(behaviours),
             "provenance": "\n".join(provenance), "columns": "\n".join(columns), "citation": citation()}
+
+
+def _tcr_provenance(meetings: dict[str, int], counts: Counter) -> str:
+    if not meetings:
+        return "- SIM and NCPC: not included (no --data-dir given)."
+    files = "; ".join(f"`{tcr_file(s)}` ({n} meetings)" for s, n in meetings.items())
+    return (f"- SIM and NCPC: the user's copy of {pins()['tcr']['origin']} `data/`: {files}; "
+            f"{counts['tcr_empty_topics']} topics without lines (never a goal), "
+            f"{counts['tcr_shared_lines']} lines listed under two topics (one turn each).")

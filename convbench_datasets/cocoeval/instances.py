@@ -6,8 +6,9 @@ never overlap: each conversation has as many 60-turn slots as fit, laid from a s
 in a seeded order. The evaluation set takes ``EVAL_PER_SOURCE`` instances, visiting the test material's
 conversations in a seeded order, one window each per round, so that a source with few conversations
 gets several windows per conversation; if the test material runs out, train-material conversations
-follow (and then leave the train set). The train set takes one window per remaining train-material
-conversation.
+follow (and then leave the train set). The train set takes every slot of each remaining train-material
+conversation, to approach the paper's training size (the card compares them); evaluation and training
+never share a meeting, and a meeting's training windows never overlap.
 
 The summary covers only the turns before the history window (never the future): without a model it
 is extractive, the ``SUMMARY_SENTENCES`` highest-scoring earlier turns (mean document frequency of
@@ -61,8 +62,8 @@ def select_windows(conversations: list[dict[str, Any]], source: str) -> tuple[li
                 if len(evaluation) < EVAL_PER_SOURCE and slots[conversation["id"]]:
                     evaluation.append((conversation, slots[conversation["id"]].pop()))
     used = {c["id"] for c, _ in evaluation}
-    training = [(c, slots[c["id"]][-1]) for c in ordered
-                if c["material"] == "train" and c["id"] not in used and slots[c["id"]]]
+    training = [(c, start) for c in ordered if c["material"] == "train" and c["id"] not in used
+                for start in sorted(slots[c["id"]])]
     return evaluation, training
 
 

@@ -1,10 +1,13 @@
 """Simulating and judging CoCoEval continuations: prompts, and strict parsing of what models return.
 
 Generated turns are read one per line as ``Speaker: utterance``; a speaker must be one of the
-instance's participants (as named in the history or the metadata). Judge answers must be one JSON
-object: for behaviours, every key a known type and every value a list of turn numbers in range; for
-the overall rating, two integers from 1 to 10. Anything else is a problem named in words, which the
-runner records, shows the model once more, and counts if it persists.
+instance's participants (as named in the history or the metadata). With the paper's repetition
+countermeasure (``copied`` turns, its appendix C.2) a reply must open with a copy of the conversation's
+last ``copied`` turns (checked by speaker), which is removed before anything else sees the turns.
+Judge answers must be one JSON object: for behaviours, every key a known type and every value a list
+of turn numbers in range; for the overall rating, an integer from 1 to 10 per scale of the rubric
+(``templates/rubric.yaml``). Anything else is a problem named in words, which the runner records,
+shows the model once more, and counts if it persists.
 """
 
 from __future__ import annotations
@@ -16,9 +19,14 @@ from string import Template
 from typing import Any
 
 from .._resources import read_yaml
+from ..errors import DataFormatError
 from .taxonomy import Behaviour
 
 PROMPT_STYLES = ("vanilla", "taxonomy")
+# The paper's repetition countermeasure (appendix C.2): copy the five most recent turns first, with
+# presence_penalty 2.0, so that the penalty falls on what was just said.
+COPIED_TURNS = 5
+COPY_PRESENCE_PENALTY = 2.0
 _PAREN = re.compile(r"\s*\([^)]*\)\s*$")
 _BULLET = re.compile(r"^(?:[-*\u2022]|\d+[.)])\s+")
 # "Name: ..." with a short, name-like label (at most five words, starting with a capital letter)
@@ -40,7 +48,50 @@ def _lines(turns: Sequence[Mapping[str, str]]) -> str:
 
 
 def _behaviour_lines(taxonomy: Sequence[Behaviour]) -> str:
-    return "\n".join(f"- {b.name}: {b.definition} Example: {b.example}" for b in taxonomy)
+    """The types under their groups (in the taxonomy's order), each group headed by its definition."""
+    lines = []
+    for group in dict.fromkeys(b.group for b in taxonomy):
+        members = [b for b in taxonomy if b.group == group]
+        lines.append(f"{group.capitalize()} behaviour" + (f": {members[0].group_definition}" if members[0].group_definition else ""))
+        lines += [f"- {b.name}: {b.definition} Example: {b.example}" for b in members]
+    return "\n".join(lines)
+
+
+def check_rubric(raw: Any, where: str = "templates/rubric.yaml") -> dict[str, Any]:
+    """``raw`` if it is a rubric: scale -> {question, ranges: [{low, high, description}]}, each scale's
+    ranges covering 1 to 10 once; else a DataFormatError naming the scale and range."""
+    if not isinstance(raw, dict) or not raw:
+        raise DataFormatError(f"rubric {where}: needs a mapping of scale name -> question and ranges")
+    for scale, spec in raw.items():
+        if not isinstance(spec, dict) or not isinstance(spec.get("question"), str) or not isinstance(spec.get("ranges"), list):
+            raise DataFormatError(f"rubric {where}: {scale}: needs a 'question' string and a 'ranges' list")
+        covered: list[int] = []
+        for k, band in enumerate(spec["ranges"]):
+            if not (isinstance(band, dict) and isinstance(band.get("low"), int) and isinstance(band.get("high"), int)
+                    and isinstance(band.get("description"), str) and band["description"].strip()):
+                raise DataFormatError(f"rubric {where}: {scale}: ranges[{k}] needs integers 'low', 'high' and a 'description'")
+            covered += range(band["low"], band["high"] + 1)
+        if sorted(covered) != list(range(1, 11)):
+            raise DataFormatError(f"rubric {where}: {scale}: ranges must cover 1 to 10 once each, got scores {sorted(covered)}")
+    return raw
+
+
+def rubric() -> dict[str, Any]:
+    """The overall judge's rubric (``templates/rubric.yaml``): a description per score range and scale."""
+    return check_rubric(read_yaml(__package__, "templates/rubric.yaml"))
+
+
+def scales() -> tuple[str, ...]:
+    """The overall judge's scales (consistency, collaborativeness): the rubric's keys."""
+    return tuple(rubric())
+
+
+def _rubric_text(spec: Mapping[str, Any]) -> str:
+    lines = []
+    for scale, entry in spec.items():
+        lines.append(f"{scale}: {entry['question']}")
+        lines += [f"  {band['low']}-{band['high']}: {band['description']}" for band in entry["ranges"]]
+    return "\n".join(lines)
 
 
 def _context(instance: Mapping[str, Any]) -> dict[str, str]:
@@ -50,15 +101,38 @@ def _context(instance: Mapping[str, Any]) -> dict[str, str]:
 
 
 def simulation_prompt(instance: Mapping[str, Any], so_far: Sequence[Mapping[str, str]], turns: int, style: str,
-                      taxonomy: Sequence[Behaviour], problem: str | None = None) -> list[dict[str, str]]:
+                      taxonomy: Sequence[Behaviour], problem: str | None = None, copied: int = 0) -> list[dict[str, str]]:
+    """The request for the next ``turns`` turns (after a copy of the last ``copied`` ones when set)."""
     spec = templates()["simulation"]
+    counts = {"turns": turns, "copied": copied, "total": copied + turns}
+    write = Template(spec["copy_then_write" if copied else "write"]).substitute(counts)
     text = Template(spec[style]).substitute(_context(instance), history=_lines([*instance["history"], *so_far]),
-                                            turns=turns, behaviours=_behaviour_lines(taxonomy))
+                                            turns=turns, behaviours=_behaviour_lines(taxonomy), write=write)
     messages = [{"role": "user", "content": text}]
     if problem:
-        repair = Template(spec["repair"]).substitute(problem=problem, turns=turns, speakers=", ".join(speakers(instance)))
+        repair = Template(spec["repair_copy" if copied else "repair"]).substitute(
+            counts, problem=problem, speakers=", ".join(speakers(instance)))
         messages.append({"role": "user", "content": repair})
     return messages
+
+
+def parse_continuation(text: str, instance: Mapping[str, Any], so_far: Sequence[Mapping[str, str]], wanted: int,
+                       copied: int = 0) -> tuple[list[dict[str, str]], str | None]:
+    """(new turns, problem) of a simulation reply: :func:`parse_turns`, and with ``copied`` the copy of
+    the last ``copied`` turns of the conversation removed. A reply whose opening turns' speakers are
+    not those of the last ``copied`` turns did not copy them: nothing of it is used (which of its turns
+    are new cannot be told)."""
+    turns, problem = parse_turns(text, speakers(instance), copied + wanted)
+    if not copied:
+        return turns, problem
+    expected = [t["speaker"] for t in [*instance["history"], *so_far][-copied:]]
+    opening = [t["speaker"] for t in turns[:copied]]
+    if opening != expected:
+        return [], problem or (f"the reply does not open with a copy of the last {copied} turns "
+                               f"(speakers {opening}, expected {expected})")
+    if len(turns) == copied:
+        return [], problem or f"no new turn after the {copied} copied ones"
+    return turns[copied:], problem
 
 
 def _name_forms(allowed: Sequence[str]) -> list[tuple[str, str]]:
@@ -118,8 +192,11 @@ def judge_prompt(kind: str, instance: Mapping[str, Any], continuation: Sequence[
                  taxonomy: Sequence[Behaviour], problem: str | None = None) -> list[dict[str, str]]:
     spec = templates()["judge"]
     numbered = "\n".join(f"{i}. {t['speaker']}: {t['utterance']}" for i, t in enumerate(continuation, start=1))
+    scored = rubric()
     text = Template(spec[kind]).substitute(_context(instance), history=_lines(instance["history"]), continuation=numbered,
-                                           count=len(continuation), behaviours=_behaviour_lines(taxonomy))
+                                           count=len(continuation), behaviours=_behaviour_lines(taxonomy),
+                                           rubric=_rubric_text(scored),
+                                           answer_format=json.dumps({scale: "N" for scale in scored}).replace('"N"', "N"))
     messages = [{"role": "user", "content": text}]
     if problem:
         messages.append({"role": "user", "content": Template(spec["repair"]).substitute(problem=problem)})
@@ -159,11 +236,12 @@ def parse_behaviours(text: str, taxonomy: Sequence[Behaviour], turns: int) -> tu
 
 
 def parse_overall(text: str) -> tuple[dict[str, int] | None, str | None]:
+    """Scale -> 1-10 score for every scale of the rubric, or (None, problem)."""
     value, problem = _json_object(text)
     if value is None:
         return None, problem
     scores = {}
-    for key in ("consistency", "collaborativeness"):
+    for key in scales():
         score = value.get(key)
         if not isinstance(score, int) or isinstance(score, bool) or not 1 <= score <= 10:
             return None, f"{key} must be an integer from 1 to 10, got {score!r}"

@@ -27,6 +27,23 @@ def _figure(width: float, height: float) -> Any:
 def grouped_bars(frame: Any, title: str, xlabel: str, errors: Any = None) -> Any:
     """Horizontal bars grouped by row (labels read easily), one colour per column (models), with
     optional (low, high) whiskers per column. Missing values get no bar and an ``n/a`` label."""
+    fig = _figure(9.0, _bars_height(frame))
+    ax = fig.subplots()
+    handles = _draw_bars(ax, frame, errors)
+    ax.set_xlabel(xlabel)
+    ax.set_title(title)
+    ax.legend(handles=handles, fontsize=8, loc="best")
+    fig.tight_layout()
+    return fig
+
+
+def _bars_height(frame: Any) -> float:
+    return max(3.0, 0.28 * len(frame.index) * max(len(frame.columns), 1) + 1.2)
+
+
+def _draw_bars(ax: Any, frame: Any, errors: Any = None, colours: dict[str, str] | None = None) -> list[Any]:
+    """:func:`grouped_bars` on one axes; returns the legend handles. ``colours``: column -> colour, so
+    that panels of one figure colour a model alike (default: by column position)."""
     import numpy as np
     from matplotlib.patches import Patch
 
@@ -34,11 +51,9 @@ def grouped_bars(frame: Any, title: str, xlabel: str, errors: Any = None) -> Any
     columns = list(frame.columns)
     height = 0.8 / max(len(columns), 1)
     y = np.arange(len(labels))
-    fig = _figure(9.0, max(3.0, 0.28 * len(labels) * max(len(columns), 1) + 1.2))
-    ax = fig.subplots()
     handles = []
     for k, column in enumerate(columns):
-        colour = f"C{k}"
+        colour = (colours or {}).get(column, f"C{k}")
         values = frame[column].astype(float).to_numpy()  # None becomes NaN: missing, never 0
         present = ~np.isnan(values)
         offsets = y + (k - (len(columns) - 1) / 2) * height
@@ -51,12 +66,9 @@ def grouped_bars(frame: Any, title: str, xlabel: str, errors: Any = None) -> Any
             ax.text(0, position, f" {MISSING}", va="center", ha="left", fontsize=7, color=colour)
         handles.append(Patch(color=colour, label=str(column)))  # in the legend even when all is missing
     ax.set_yticks(y, labels, fontsize=8)
-    ax.invert_yaxis()  # first row on top, as in the tables
-    ax.set_xlabel(xlabel)
-    ax.set_title(title)
-    ax.legend(handles=handles, fontsize=8, loc="best")
-    fig.tight_layout()
-    return fig
+    if not ax.yaxis_inverted():  # first row on top, as in the tables (once: panels may share the axis)
+        ax.invert_yaxis()
+    return handles
 
 
 def nc_figure(table: Any) -> Any:
@@ -66,13 +78,38 @@ def nc_figure(table: Any) -> Any:
     return fig
 
 
-def cocoeval_figure(frame: Any) -> Any:
-    pivot = frame.pivot(index="behaviour", columns="who", values="mean")
-    order = list(dict.fromkeys(frame["who"]))
-    pivot = pivot[order]
+def _behaviour_bars(frame: Any, behaviours: list[str], order: list[str]) -> tuple[Any, dict[str, Any]]:
+    """(behaviour x who means, who -> (low, high) whiskers where every value has its interval) of a
+    long CoCoEval frame (behaviour, who, mean, low, high); absent entries are NaN: drawn as missing."""
+    pivot = frame.pivot(index="behaviour", columns="who", values="mean").reindex(index=behaviours, columns=order)
     errors = {}
     for who in order:
         rows = frame[frame["who"] == who].set_index("behaviour").reindex(pivot.index)
         if rows["low"].notna().all():
             errors[who] = (rows["low"].astype(float).to_numpy(), rows["high"].astype(float).to_numpy())
+    return pivot, errors
+
+
+def cocoeval_figure(frame: Any) -> Any:
+    pivot, errors = _behaviour_bars(frame, list(dict.fromkeys(frame["behaviour"])), list(dict.fromkeys(frame["who"])))
     return grouped_bars(pivot, "Behaviour frequency per continuation (95% intervals)", "mean occurrences", errors)
+
+
+def cocoeval_source_figure(frame: Any) -> Any:
+    """The CoCoEval paper's Figure 3 layout, from :func:`~.tables.cocoeval_source_table`: one panel per
+    source (one shared behaviour axis), the human and each model side by side, 95% whiskers. A model
+    with no rows of a source gets ``n/a`` there, not 0 bars."""
+    sources, order = list(dict.fromkeys(frame["source"])), list(dict.fromkeys(frame["who"]))
+    behaviours = list(dict.fromkeys(frame["behaviour"]))
+    colours = {who: f"C{k}" for k, who in enumerate(order)}
+    panels = [_behaviour_bars(frame[frame["source"] == source], behaviours, order) for source in sources]
+    fig = _figure(1.5 + 3.2 * len(sources), _bars_height(panels[0][0]) + 0.6)
+    axes = fig.subplots(1, len(sources), sharey=True, squeeze=False)[0]
+    for ax, source, (pivot, errors) in zip(axes, sources, panels):
+        handles = _draw_bars(ax, pivot, errors, colours)
+        ax.set_title(source, fontsize=9)
+        ax.set_xlabel("mean occurrences", fontsize=8)
+    fig.legend(handles=handles, fontsize=8, loc="lower center", ncol=min(len(order), 4))
+    fig.suptitle(f"Behaviour frequency per continuation and source (95% intervals; {MISSING}: no rows)")
+    fig.tight_layout(rect=(0, 0.06 + 0.03 * (len(order) // 5), 1, 1))  # room for the legend below
+    return fig

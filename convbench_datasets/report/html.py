@@ -7,7 +7,8 @@ note when a run's setup differs from the paper's, the repeat baseline's judge sa
 90%), a per-pattern bar chart, per-task accuracy, the top failure labels pooled over the runs beside the
 paper's Table 5 and per run, and paired comparisons of the first run with each other one (differences
 that are not significant at 5% are marked "n.s."); NICO's metric tables; CoCoEval's grouped behaviour
-frequencies with interval whiskers and the overall ratings; and every run's signature.
+frequencies with interval whiskers, overall and per source (the paper's Figure 3 layout), the overall
+ratings in its Table 4 layout and the mismatch; and every run's signature.
 """
 
 from __future__ import annotations
@@ -23,11 +24,11 @@ from typing import Any
 from .._version import __version__
 from ..nc.paper_results import paper_results
 from ..scoring.paired import compare_nc_runs
-from .figures import MISSING, cocoeval_figure, nc_figure
+from .figures import MISSING, cocoeval_figure, cocoeval_source_figure, nc_figure
 from .judges import judge_tables
 from .runs import Run, load_runs
-from .tables import (OVERALL, PAPER_MARK, cocoeval_table, nc_failures, nc_judge_sanity, nc_paper_differences,
-                     nc_pooled_failures, nc_set_tables, nc_table, nc_task_table, nico_table, paper_legend)
+from .tables import (OVERALL, PAPER_MARK, cocoeval_ratings_table, cocoeval_source_table, cocoeval_table, nc_failures,
+                     nc_judge_sanity, nc_paper_differences, nc_pooled_failures, nc_set_tables, nc_table, nc_task_table, nico_table, paper_legend)
 
 _STYLE = """
 body{font-family:system-ui,sans-serif;margin:2rem;max-width:80rem;color:#222}
@@ -203,20 +204,42 @@ def _cocoeval_section(runs: list[Run], out: Path) -> list[str]:
     parts = ["<h2>CoCoEvalBench</h2>"]
     if len(frame):
         parts.append(f"<img alt='Behaviour frequencies' src='{_save_figure(cocoeval_figure(frame), out / 'figures', 'cocoeval_behaviours')}'>")
+    by_source = cocoeval_source_table(runs)
+    if len(by_source):
+        _save_table(by_source, out / "tables", "cocoeval_frequencies_per_source")
+        figure = _save_figure(cocoeval_source_figure(by_source), out / "figures", "cocoeval_behaviours_per_source")
+        parts.append(f"<h3>Per source (the paper's Figure 3 layout)</h3><img alt='Behaviour frequencies per source' "
+                     f"src='{figure}'>")
+    ratings = cocoeval_ratings_table(runs)
+    if len(ratings):
+        _save_table(ratings, out / "tables", "cocoeval_ratings")
+        parts += ["<h3>Overall ratings (1-10; the paper's Table 4 layout)</h3><p>Mean judge rating over the compared "
+                  "continuations, with percentile-bootstrap 95% intervals (low, high).</p>", _html_table(ratings)]
     rows = []
     for run in runs:
-        for side, who in (("model", run.name), ("human", "human")):
-            for scale, value in run.results.get("overall", {}).get(side, {}).items():
-                rows.append({"who": who, "scale": scale, "mean": value["mean"], "low": value["interval"][0],
-                             "high": value["interval"][1]})
         if "mismatch" in run.results:
-            rows.append({"who": run.name, "scale": "mismatch (%)", "mean": run.results["mismatch"],
+            rows.append({"who": run.name, "scale": "mismatch (%, convbench's)", "mean": run.results["mismatch"],
                          "low": run.results.get("intervals", {}).get("mismatch", [None, None])[0],
                          "high": run.results.get("intervals", {}).get("mismatch", [None, None])[1]})
+            # the noise floor beside it: what a simulator identical to the humans would score (older runs: n/a)
+            rows.append({"who": run.name, "scale": "mismatch noise floor (%, two halves of its human data)",
+                         "mean": run.results.get("mismatch_floor"), "low": None, "high": None})
     overall = pd.DataFrame(rows, columns=["who", "scale", "mean", "low", "high"]).drop_duplicates()
     _save_table(overall, out / "tables", "cocoeval_overall")
-    parts += ["<h3>Overall ratings (1-10) and mismatch</h3>", _html_table(overall), "<h3>Frequencies</h3>", _html_table(frame)]
+    parts += ["<h3>Mismatch</h3>", _html_table(overall), _cocoeval_mismatch_note(runs),
+              "<h3>Frequencies</h3>", _html_table(frame)]
     return parts
+
+
+def _cocoeval_mismatch_note(runs: list[Run]) -> str:
+    """What the mismatch is (convbench's, with a noise floor) and each run's cut simulation replies."""
+    cuts = "; ".join(f"{html.escape(r.name)}: {r.results.get('simulation_cut_replies', 0)} cut replies, "
+                     f"{r.results.get('excluded', {}).get('simulation_cut', 0)} instances excluded" for r in runs)
+    return ("<p>The mismatch is convbench's addition, not a statistic of the CoCoEval paper: total absolute "
+            "difference of the per-type means over the total human mean. Sampling noise keeps it above 0 even "
+            "for a simulator identical to the humans; the floor row estimates that level from two halves of the "
+            "human data. Simulation replies cut at the token limit (asked again once with twice the limit; a "
+            f"second cut excludes the instance): {cuts}.</p>")
 
 
 def errors_note(runs: list[Run]) -> str:

@@ -333,7 +333,8 @@ def cocoeval_ratings_table(runs: list[Run]) -> Any:
 
     scored = [r for r in runs if r.results.get("overall")]
     human = _human_label(scored, lambda run: {"overall": run.results["overall"].get("human")})
-    scales = list(dict.fromkeys(s for r in scored for side in ("model", "human") for s in r.results["overall"].get(side, {})))
+    scales = list(dict.fromkeys(scale for r in scored for side in ("model", "human")
+                                for scale in r.results["overall"].get(side, {})))
     rows: dict[str, dict[str, Any]] = {}
     for run in scored:
         for side, who in (("model", run.name), ("human", human(run))):

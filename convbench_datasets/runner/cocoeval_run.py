@@ -13,10 +13,18 @@ repair round, then are counted; such instances are kept out of the comparison, n
 
 A request that failed for good (a per-row error: refused by the server, no usable reply) makes its
 instance an error: recorded in the record's ``error``, counted in ``errors`` (and ``excluded.errors``)
-and kept out of the comparison, like an unusable answer. A simulation reply cut at the token limit
-(``finish_reason: "length"``) keeps its complete turns and drops its last one, which may stop
-mid-utterance (counted in ``simulation_cut_replies``); the next round asks for the rest. Judge
-answers cut at the limit go through the judges' validation and repair round like any other answer.
+and kept out of the comparison, like an unusable answer.
+
+Token limit: unless ``max_new_tokens`` is given, a simulation call may write ``tokens_per_turn`` (256)
+tokens per turn it is asked to write (copied turns included), at least 1,024: 1,024 / 1,280 / 7,680
+for 1 / 5 / 30 turns per call. A reply cut at the limit (``finish_reason: "length"``, kept per reply in
+``simulation_finish_reasons``) is never read as turns: it is asked again once with twice the limit, and
+if that reply is cut too the instance stops, is counted (``simulation_cut_replies`` counts cut replies,
+``excluded.simulation_cut`` the instances lost) and is kept out of the comparison. Judge answers cut at
+the limit go through the judges' validation and repair round like any other answer.
+
+``repetition_countermeasure``: the paper's appendix C.2. Each reply first copies the last five turns
+of the conversation, with ``presence_penalty`` 2.0; the copy is checked by speaker and removed.
 """
 
 from __future__ import annotations
@@ -24,20 +32,24 @@ from __future__ import annotations
 import os
 import time
 from collections.abc import Sequence
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
 from .._version import __version__
 from ..cocoeval.instances import WINDOW
 from ..cocoeval.simulation import (
+    COPIED_TURNS,
+    COPY_PRESENCE_PENALTY,
     PROMPT_STYLES,
     judge_prompt,
     occurrences,
     parse_behaviours,
+    parse_continuation,
     parse_overall,
-    parse_turns,
+    rubric,
+    scales,
     simulation_prompt,
-    speakers,
     templates,
 )
 from ..cocoeval.taxonomy import Behaviour, load_taxonomy
@@ -50,7 +62,15 @@ from .run_folder import RunResult, check_complete, row_id, run_lock, write_folde
 from .stage import complete
 
 TURNS_PER_CALL = (1, 5, 30)
-SCALES = ("consistency", "collaborativeness")
+TOKENS_PER_TURN = 256  # committee turns average ~87 tokens (issue #12): room for long turns
+MIN_NEW_TOKENS = 1024
+CUT_RETRY_FACTOR = 2  # a reply cut at the limit is asked once more with this many times the limit
+
+
+def simulation_token_limit(turns_per_call: int, copied: int = 0, tokens_per_turn: int = TOKENS_PER_TURN) -> int:
+    """The simulation's ``max_new_tokens``: ``tokens_per_turn`` per turn written (asked for plus copied),
+    at least 1,024. Example: 30 turns per call, 256 per turn: 7,680; with the 5-turn copy: 8,960."""
+    return max(MIN_NEW_TOKENS, tokens_per_turn * (turns_per_call + copied))
 
 
 def run_cocoeval(
@@ -64,7 +84,9 @@ def run_cocoeval(
     turns_per_call: int = 5,
     prompt: str = "vanilla",
     taxonomy: str | os.PathLike[str] | None = None,
-    max_new_tokens: int = 1024,
+    max_new_tokens: int | None = None,
+    tokens_per_turn: int = TOKENS_PER_TURN,
+    repetition_countermeasure: bool = False,
     judge_max_new_tokens: int = 1024,
     max_repairs: int = 1,
     dataset: str | os.PathLike[str] | None = None,
@@ -80,6 +102,8 @@ def run_cocoeval(
     """Simulate, judge and compare; writes records.jsonl and results.json to ``out``.
 
     ``retry_errors``: ask again the prompts that ended in a per-row error before (default: reuse it).
+    ``max_new_tokens``: the simulation's token limit (default: :func:`simulation_token_limit`).
+    ``repetition_countermeasure``: copy the last five turns first, with presence_penalty 2.0 (paper, C.2).
     """
     if turns_per_call not in TURNS_PER_CALL:
         raise ConvbenchError(f"turns per call must be one of {TURNS_PER_CALL}, got {turns_per_call}")
@@ -87,6 +111,9 @@ def run_cocoeval(
         raise ConvbenchError(f"prompt must be one of {PROMPT_STYLES}, got {prompt!r}")
     if limit is not None and limit < 1:
         raise ConvbenchError(f"--limit must be at least 1, got {limit}")
+    for name, value in (("max_new_tokens", max_new_tokens), ("tokens_per_turn", tokens_per_turn)):
+        if value is not None and value < 1:
+            raise ConvbenchError(f"{name} must be at least 1, got {value}")
     behaviours = load_taxonomy(taxonomy)
     with run_lock(Path(out)), _open_cache(cache) as store:
         rows = _rows(config, split, dataset, sources)[:limit]
@@ -95,9 +122,12 @@ def run_cocoeval(
         # a judge server is built now and preflighted with the simulation's first uncached round, so that
         # one that cannot work fails before the simulation, not after it (an hf judge loads later)
         early_judge = early_backend(judge, **(judge_options or backend_options or {}))
-        params = GenerationParams(max_new_tokens=max_new_tokens)
+        copied = COPIED_TURNS if repetition_countermeasure else 0
+        params = GenerationParams(
+            max_new_tokens=max_new_tokens or simulation_token_limit(turns_per_call, copied, tokens_per_turn),
+            presence_penalty=COPY_PRESENCE_PENALTY if repetition_countermeasure else None)
         simulated = simulate(generator, rows, behaviours, store, turns_per_call, prompt, params, max_repairs, progress,
-                             retry_errors, preflight_also=[early_judge])
+                             retry_errors, preflight_also=[early_judge], copied=copied)
         generator.close()
         judge_backend = early_judge or backend_from_spec(judge, **(judge_options or backend_options or {}))
         judge_params = GenerationParams(max_new_tokens=judge_max_new_tokens)
@@ -105,15 +135,20 @@ def run_cocoeval(
                            retry_errors)
         judge_backend.close()
         records = [_record(r, s, j) for r, s, j in zip(rows, simulated, judged)]
-        results = score_records(records, [b.name for b in behaviours], n_bootstrap, seed)
+        groups = {b.name: b.group for b in behaviours}
+        results = score_records(records, list(groups), n_bootstrap, seed, groups)
         results["signature"] = {
             "convbench_version": __version__, "benchmark": "cocoeval", "config": config, "split": split,
             "limit": limit, "rows": len(rows), "dataset_fingerprint": dataset_fingerprint(rows),
             "model": generator.spec, "model_identity": generator.identity(), "generation": params.to_dict(),
             "judge": judge_backend.spec, "judge_identity": judge_backend.identity(),
             "judge_generation": judge_params.to_dict(), "turns_per_call": turns_per_call, "prompt": prompt,
-            "taxonomy": [b.name for b in behaviours], "max_repairs": max_repairs,
-            "templates_sha256": _sha(templates()), "n_bootstrap": n_bootstrap, "seed": seed,
+            "taxonomy": list(groups), "taxonomy_groups": groups, "max_repairs": max_repairs,
+            "token_limit_rule": None if max_new_tokens else {"tokens_per_turn": tokens_per_turn, "at_least": MIN_NEW_TOKENS},
+            "cut_retry_max_new_tokens": CUT_RETRY_FACTOR * params.max_new_tokens,
+            "repetition_countermeasure": {"copied_turns": copied, "presence_penalty": COPY_PRESENCE_PENALTY}
+            if repetition_countermeasure else None,
+            "templates_sha256": _sha({**templates(), "rubric": rubric()}), "n_bootstrap": n_bootstrap, "seed": seed,
         }
         results["stats"] = {"seconds": round(time.time() - started, 3),
                             "created": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(started))}
@@ -142,11 +177,12 @@ def _rows(config: str, split: str, dataset: Any, sources: Any) -> list[dict[str,
 def simulate(backend: Backend, rows: list[dict[str, Any]], behaviours: tuple[Behaviour, ...], store: ResponseCache,
              turns_per_call: int, style: str, params: GenerationParams, max_repairs: int,
              progress: bool, retry_errors: bool = False,
-             preflight_also: Sequence[Backend | None] = ()) -> list[dict[str, Any]]:
+             preflight_also: Sequence[Backend | None] = (), copied: int = 0) -> list[dict[str, Any]]:
     """Each row's simulated turns, the problems met, whether it reached 30 turns, and its per-row error.
-    ``preflight_also``: backends of later stages, preflighted before the first request is sent."""
-    states = [{"turns": [], "problems": [], "repairs": 0, "stalled": False, "replies": [], "persisting": 0, "error": None,
-               "cut": 0} for _ in rows]
+    ``preflight_also``: backends of later stages, preflighted before the first request is sent.
+    ``copied``: each reply first copies this many recent turns (removed here)."""
+    states = [{"turns": [], "problems": [], "repairs": 0, "stalled": False, "replies": [], "finish_reasons": [],
+               "persisting": 0, "error": None, "cut": 0, "cut_failure": None} for _ in rows]
     round_number = 0
     while True:
         active = [i for i, s in enumerate(states) if len(s["turns"]) < WINDOW and not s["stalled"]]
@@ -155,19 +191,21 @@ def simulate(backend: Backend, rows: list[dict[str, Any]], behaviours: tuple[Beh
         round_number += 1
         asks = {i: min(turns_per_call, WINDOW - len(states[i]["turns"])) for i in active}
         prompts = [simulation_prompt(rows[i], states[i]["turns"], asks[i], style, behaviours,
-                                     states[i]["problems"][-1] if states[i]["repairs"] else None) for i in active]
+                                     states[i]["problems"][-1] if states[i]["repairs"] else None, copied) for i in active]
         answers = complete(backend, prompts, params, store, desc=f"simulate round {round_number}", progress=progress,
-                           retry_errors=retry_errors, preflight_also=preflight_also)
-        for i, answer in zip(active, answers.generations):
+                           retry_errors=retry_errors, preflight_also=preflight_also).generations
+        answers = _retry_cut(backend, prompts, answers, params, store, states, active, round_number, progress,
+                             retry_errors)
+        for i, answer in zip(active, answers):
             state = states[i]
+            if answer is None:  # cut at the larger limit too: recorded by _retry_cut
+                continue
             if answer.error is not None:  # this instance cannot go on: an error, not a stall
                 state["error"], state["stalled"] = f"simulation: {answer.error}", True
                 continue
             state["replies"].append(answer.text)
-            turns, problem = parse_turns(answer.text, speakers(rows[i]), asks[i])
-            if answer.finish_reason == "length" and turns:
-                turns, problem = _drop_cut_turn(answer.text, speakers(rows[i]), asks[i], turns, problem)
-                state["cut"] += 1
+            state["finish_reasons"].append(answer.finish_reason)
+            turns, problem = parse_continuation(answer.text, rows[i], state["turns"], asks[i], copied)
             if problem is None:
                 state["turns"].extend(turns)
                 state["repairs"] = 0
@@ -183,19 +221,38 @@ def simulate(backend: Backend, rows: list[dict[str, Any]], behaviours: tuple[Beh
             else:
                 state["stalled"] = True
     return [{"turns": s["turns"], "problems": s["problems"], "complete": len(s["turns"]) == WINDOW,
-             "replies": s["replies"], "persisting": s["persisting"], "error": s["error"], "cut": s["cut"]} for s in states]
+             "replies": s["replies"], "finish_reasons": s["finish_reasons"], "persisting": s["persisting"],
+             "error": s["error"], "cut": s["cut"], "cut_failure": s["cut_failure"]} for s in states]
 
 
-def _drop_cut_turn(text: str, allowed: list[str], wanted: int, turns: list[dict[str, str]],
-                   problem: str | None) -> tuple[list[dict[str, str]], str | None]:
-    """The turns of a reply cut at the token limit without its last one, which may stop mid-utterance
-    (kept when the reply went on past the turns asked for: then the cut came later)."""
-    if len(parse_turns(text, allowed, wanted + 1)[0]) > wanted:
-        return turns, problem
-    kept = turns[:-1]
-    if not kept and problem is None:
-        problem = "reply cut at the token limit before its first turn ended"
-    return kept, problem
+def _retry_cut(backend: Backend, prompts: list[Any], answers: list[Any], params: GenerationParams,
+               store: ResponseCache, states: list[dict[str, Any]], active: list[int], round_number: int,
+               progress: bool, retry_errors: bool) -> list[Any]:
+    """The answers with each reply cut at the token limit replaced by the same prompt's answer at
+    ``CUT_RETRY_FACTOR`` times the limit; the cut reply is recorded, and a second cut stops the
+    instance (None in its place): a cut reply's last turn may stop mid-utterance, so none is read."""
+    cut = [k for k, answer in enumerate(answers) if answer.error is None and answer.finish_reason == "length"]
+    if not cut:
+        return answers
+    larger = replace(params, max_new_tokens=CUT_RETRY_FACTOR * params.max_new_tokens)
+    again = complete(backend, [prompts[k] for k in cut], larger, store, progress=progress, retry_errors=retry_errors,
+                     desc=f"simulate round {round_number}: {len(cut)} cut replies, {larger.max_new_tokens} tokens").generations
+    answers = list(answers)
+    for k, retried in zip(cut, again):
+        state = states[active[k]]
+        state["cut"] += 1
+        state["replies"].append(answers[k].text)
+        state["finish_reasons"].append(answers[k].finish_reason)
+        answers[k] = retried
+        if retried.error is None and retried.finish_reason == "length":
+            state["cut"] += 1
+            state["replies"].append(retried.text)
+            state["finish_reasons"].append(retried.finish_reason)
+            state["cut_failure"] = (f"simulation reply cut at the token limit ({params.max_new_tokens} tokens, "
+                                    f"then {larger.max_new_tokens})")
+            state["stalled"] = True
+            answers[k] = None
+    return answers
 
 
 def judge_all(backend: Backend, rows: list[dict[str, Any]], simulated: list[dict[str, Any]],
@@ -234,9 +291,10 @@ def _record(row: dict[str, Any], sim: dict[str, Any], judged: dict[tuple[str, st
     record: dict[str, Any] = {"id": row["id"], "source": row["source"], "conversation_id": row["conversation_id"],
                               "simulated": sim["turns"], "simulation_replies": sim["replies"],
                               "simulation_problems": sim["problems"], "simulation_persisting_problems": sim["persisting"],
-                              "simulation_cut_replies": sim["cut"],
+                              "simulation_finish_reasons": sim["finish_reasons"],
+                              "simulation_cut_replies": sim["cut"], "simulation_cut_failure": sim["cut_failure"],
                               "simulation_complete": sim["complete"]}
-    reasons = [] if sim["complete"] or sim["error"] else ["simulation incomplete"]
+    reasons = [] if sim["complete"] or sim["error"] else [sim["cut_failure"] or "simulation incomplete"]
     errors = [sim["error"]] if sim["error"] else []
     unusable = []
     for side in ("model", "human"):
@@ -255,12 +313,18 @@ def _record(row: dict[str, Any], sim: dict[str, Any], judged: dict[tuple[str, st
     return record
 
 
-def score_records(records: list[dict[str, Any]], names: list[str], n_bootstrap: int, seed: int) -> dict[str, Any]:
+def score_records(records: list[dict[str, Any]], names: list[str], n_bootstrap: int, seed: int,
+                  groups: dict[str, str] | None = None) -> dict[str, Any]:
+    """The comparison of the records' kept instances, with every exclusion and failure counted.
+    ``groups``: behaviour name -> group, for the per-group totals."""
     kept = [r for r in records if r["excluded"] is None]
     errors = sum(r.get("error") is not None for r in records)
+    cut_lost = sum(r.get("simulation_cut_failure") is not None and r.get("error") is None for r in records)
     results: dict[str, Any] = {
         "n": len(records), "n_compared": len(kept), "errors": errors,
-        "excluded": {"simulation_incomplete": sum(not r["simulation_complete"] and r.get("error") is None for r in records),
+        "excluded": {"simulation_incomplete": sum(not r["simulation_complete"] and r.get("error") is None
+                                                  and r.get("simulation_cut_failure") is None for r in records),
+                     "simulation_cut": cut_lost,
                      "judge_unusable": sum(bool(r["unusable_judge_answers"]) for r in records),
                      "errors": errors},
         "unusable_judge_answers": {f"{side} {kind}": sum(f"{side} {kind}" in r["unusable_judge_answers"] for r in records)
@@ -275,10 +339,10 @@ def score_records(records: list[dict[str, Any]], names: list[str], n_bootstrap: 
     results.update(score_frequencies([occurrences(r["model_behaviours"]) for r in kept],
                                      [occurrences(r["human_behaviours"]) for r in kept],
                                      sources=[r["source"] for r in kept], groups=[r["conversation_id"] for r in kept],
-                                     behaviours=names,
+                                     behaviours=names, behaviour_groups=groups,
                                      n_bootstrap=n_bootstrap, seed=seed))
     results["overall"] = {side: {scale: mean_with_interval([r[f"{side}_overall"][scale] for r in kept], n_bootstrap, seed)
-                                 for scale in SCALES} for side in ("model", "human")}
+                                 for scale in scales()} for side in ("model", "human")}
     return results
 
 
@@ -295,8 +359,10 @@ def rescore_cocoeval(folder: Path, records: list[dict[str, Any]], previous: dict
             if field not in record:
                 raise ConvbenchError(f"records.jsonl line {lineno}: field {field!r} is missing")
     check_complete(records, previous, folder)
-    results = score_records(records, signature.get("taxonomy") or [b.name for b in load_taxonomy()],
-                            signature.get("n_bootstrap", 1000), signature.get("seed", 0))
+    groups = signature.get("taxonomy_groups") or {b.name: b.group for b in load_taxonomy()}
+    results = score_records(records, signature.get("taxonomy") or list(groups),
+                            signature.get("n_bootstrap", 1000), signature.get("seed", 0),
+                            groups if set(groups) >= set(signature.get("taxonomy") or groups) else None)
     results["signature"] = {**signature, "scored_by": __version__}
     results["stats"] = previous.get("stats", {})
     results["row_ids"] = [row_id(r) for r in records]

@@ -101,12 +101,17 @@ def run_nico(
     backend_options: dict[str, Any] | None = None,
     progress: bool = True,
     retry_errors: bool = False,
+    bertscore_layer: int | None = None,
 ) -> RunResult:
     """Prompt ``model`` on ``task`` (zero- or 3-shot) and score; writes records.jsonl and results.json.
 
     ``dataset``: a folder from ``convbench build nico --data-dir ...``; default: the bundled sample.
     ``retry_errors``: ask again the prompts that ended in a per-row error before (default: reuse it).
+    ``bertscore_layer``: the BERTScore layer (default: inferred, see ``scoring.bertscore.resolve_layer``).
     """
+    if bertscore_layer is not None and (not bertscore or bertscore_layer < 0):
+        raise ConvbenchError(f"a BERTScore layer needs bertscore and must be 0 or more, got {bertscore_layer} "
+                             f"with bertscore={bertscore}")
     if task not in TASKS:
         raise ConvbenchError(f"unknown NICO task {task!r}; choose one of {', '.join(TASKS)}")
     if shots not in SHOTS:
@@ -115,12 +120,13 @@ def run_nico(
         raise ConvbenchError(f"--limit must be at least 1, got {limit}")
     with run_lock(Path(out)), _open_cache(cache) as store:
         return _run(task, model, Path(out), shots, split, limit, max_new_tokens, dataset, store, tokenizer,
-                    bertscore, bertscore_model, backend_options, progress, retry_errors)
+                    bertscore, bertscore_model, backend_options, progress, retry_errors, bertscore_layer)
 
 
 def _run(task: str, model: Any, out: Path, shots: int, split: str, limit: int | None, max_new_tokens: int,
          dataset: Any, store: ResponseCache, tokenizer: str, bertscore: bool, bertscore_model: str,
-         backend_options: dict[str, Any] | None, progress: bool, retry_errors: bool = False) -> RunResult:
+         backend_options: dict[str, Any] | None, progress: bool, retry_errors: bool = False,
+         bertscore_layer: int | None = None) -> RunResult:
     rows, train = _rows(task, split, dataset, shots)
     if limit is not None:
         rows = rows[:limit]
@@ -143,7 +149,8 @@ def _run(task: str, model: Any, out: Path, shots: int, split: str, limit: int | 
         turns = ["" if bad else turn for turn, bad in zip(scored, failed)]  # a failed row scores as an empty turn
         results = score_generation(turns, [r["reference"] for r in rows], tokenizer=tokenizer,  # type: ignore[arg-type]
                                    interaction_types=[r["interaction_type"] for r in rows],
-                                   bertscore=bertscore, bertscore_model=bertscore_model)
+                                   bertscore=bertscore, bertscore_model=bertscore_model,
+                                   bertscore_options=None if bertscore_layer is None else {"num_layers": bertscore_layer})
         records = [{"id": r["id"], "dialogue_id": r["dialogue_id"], "interaction_type": r["interaction_type"],
                     "response": text, "turn": turn, "reference": r["reference"], "cache_hit": hit}
                    for r, text, turn, hit in zip(rows, responses, turns, generated.cache_hits)]
@@ -196,7 +203,7 @@ def score_identify(responses: list[str], golds: list[Any], failed: list[bool]) -
 
 def _identify_record(row: dict[str, Any], text: str, hit: bool, scored: dict[str, Any]) -> dict[str, Any]:
     return {"id": row["id"], "dialogue_id": row["dialogue_id"], "interaction_type": row["interaction_type"],
-            "response": text, "predicted": parse_answer(text), "gold": row["unnatural_sentences"],
+            "response": text, "predicted": parse_answer(text, row["unnatural_sentences"]), "gold": row["unnatural_sentences"],
             "precision": scored["precision"], "recall": scored["recall"], "cache_hit": hit}
 
 

@@ -9,9 +9,17 @@ bootstrap); without it, instances are. Resamples where a statistic is undefined 
 with no human behaviour) are left out of its interval and counted in ``undefined_resamples``. Comparison is between averages, never instance by instance: one
 human continuation per context is an unbiased estimate of the human distribution only on average.
 
-The summary number, ``mismatch``, is the total absolute difference of the per-type means over the
-total human mean, in percent: 0 when the model reproduces every type's human frequency, 100 when it
-produces none of the behaviours (or misplaces as many occurrences as humans produce).
+The summary number, ``mismatch`` (convbench's addition, not a statistic of the paper), is the total
+absolute difference of the per-type means over the total human mean, in percent: 0 when the model
+reproduces every type's human frequency, 100 when it produces none of the behaviours (or misplaces as
+many occurrences as humans produce). Sampling noise alone keeps it above 0 even for a simulator that
+behaves exactly like the humans, so ``mismatch_floor`` estimates that noise level from the human data
+(see :func:`mismatch_floor`); read a mismatch against it.
+
+The bootstrap draws, for each of ``n_bootstrap`` resamples, as many conversations with replacement as
+there are, all resamples in one ``(n_bootstrap, conversations)`` matrix from one generator, and
+computes every resample's means as a matrix product. The draws are those the former one-resample-at-a-
+time loop made with the same seed; only floating-point rounding may differ.
 
 Example (two conversations; hand-checked: Repetition 1.5 vs 0.5, Off Topic 0 vs 1):
     >>> out = score_frequencies([["Repetition", "Repetition"], ["Repetition"]],
@@ -24,7 +32,7 @@ Example (two conversations; hand-checked: Repetition 1.5 vs 0.5, Off Topic 0 vs 
 from __future__ import annotations
 
 import math
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 from .._version import __version__
@@ -33,10 +41,11 @@ from .inputs import as_row_list
 METRIC = "behavior_frequency"
 
 
-def _taxonomy_names() -> list[str]:
+def _taxonomy() -> dict[str, str]:
+    """Built-in behaviour name -> its group (inconsistent or uncollaborative)."""
     from ..cocoeval.taxonomy import load_taxonomy
 
-    return [b.name for b in load_taxonomy()]
+    return {b.name: b.group for b in load_taxonomy()}
 
 
 def _counts(rows: Sequence[Sequence[str]], names: list[str], field: str) -> Any:
@@ -70,10 +79,10 @@ def _ci(samples: Any) -> list[float | None]:
     return [float(low), float(high)]
 
 
-def _tables(model: Any, human: Any, names: list[str]) -> dict[str, Any]:
+def _tables(model: Any, human: Any, names: list[str], grouping: tuple[list[str], Any] | None) -> dict[str, Any]:
     model_mean, human_mean = model.mean(axis=0), human.mean(axis=0)
     mismatch = _mismatch(model_mean, human_mean)
-    return {
+    table = {
         "model_mean": dict(zip(names, map(float, model_mean))),
         "human_mean": dict(zip(names, map(float, human_mean))),
         "difference": dict(zip(names, map(float, model_mean - human_mean))),
@@ -81,6 +90,26 @@ def _tables(model: Any, human: Any, names: list[str]) -> dict[str, Any]:
         "mismatch": None if math.isnan(mismatch) else mismatch,  # undefined without any human behaviour
         "n": int(model.shape[0]),
     }
+    if grouping is not None:
+        group_names, member = grouping
+        model_group, human_group = model_mean @ member, human_mean @ member
+        table["by_group"] = {g: {"model_mean": float(m), "human_mean": float(h), "difference": float(m - h)}
+                             for g, m, h in zip(group_names, model_group, human_group)}
+    return table
+
+
+def _grouping(names: list[str], behaviour_groups: Mapping[str, str] | None) -> tuple[list[str], Any] | None:
+    """(group names, types x groups 0/1 matrix): per-group totals are per-type means summed over members."""
+    import numpy as np
+
+    if behaviour_groups is None:
+        return None
+    missing = [n for n in names if n not in behaviour_groups]
+    if missing:
+        raise ValueError(f"behaviour_groups: no group for behaviour(s) {missing}")
+    group_names = list(dict.fromkeys(behaviour_groups[n] for n in names))
+    member = np.array([[behaviour_groups[n] == g for g in group_names] for n in names], dtype=float)
+    return group_names, member
 
 
 def score_frequencies(
@@ -90,10 +119,11 @@ def score_frequencies(
     sources: Sequence[str] | None = None,
     groups: Sequence[str] | None = None,
     behaviours: Sequence[str] | None = None,
+    behaviour_groups: Mapping[str, str] | None = None,
     n_bootstrap: int = 1000,
     seed: int = 0,
 ) -> dict[str, Any]:
-    """Per-type mean frequencies, differences, ratios, intervals, per-source tables and the mismatch.
+    """Per-type mean frequencies, differences, ratios, intervals, per-source tables, the mismatch and its floor.
 
     Args:
         predictions: per simulated continuation, the behaviour names detected (one per occurrence).
@@ -101,10 +131,11 @@ def score_frequencies(
         sources: the source of each context, for ``per_source`` tables.
         groups: the conversation of each context: resample conversations, not instances.
         behaviours: the type names (default: the built-in taxonomy); any other name is an error.
-        n_bootstrap, seed: the percentile bootstrap over conversations (0: no intervals).
+        behaviour_groups: type name -> group, for ``by_group`` totals (default with the built-in
+            taxonomy: its groups; with your ``behaviours``: none unless given).
+        n_bootstrap, seed: the percentile bootstrap over conversations (0: no intervals); the seed
+            also draws the splits of ``mismatch_floor``.
     """
-    import numpy as np
-
     if not predictions:
         raise ValueError("no continuations to score")
     if len(predictions) != len(references):
@@ -114,27 +145,34 @@ def score_frequencies(
             raise ValueError(f"got {len(predictions)} predictions but {len(column)} {name}")
     if n_bootstrap < 0:
         raise ValueError(f"n_bootstrap must be 0 or more, got {n_bootstrap}")
-    names = list(behaviours) if behaviours is not None else _taxonomy_names()
+    if behaviours is None:
+        built_in = _taxonomy()
+        names, behaviour_groups = list(built_in), behaviour_groups if behaviour_groups is not None else built_in
+    else:
+        names = list(behaviours)
+    grouping = _grouping(names, behaviour_groups)
     model, human = _counts(predictions, names, "predictions"), _counts(references, names, "references")
-    result = _tables(model, human, names)
-    clusters = _clusters(groups, len(model))
-    if n_bootstrap:
-        result["intervals"] = _intervals(model, human, names, clusters, n_bootstrap, seed)
+    everything = object()  # the key of the whole set among the sources' row sets
+    row_sets: dict[Any, list[int]] = {everything: list(range(len(model)))}
     if sources is not None:
-        by_source: dict[str, list[int]] = {}
         for i, source in enumerate(sources):
-            by_source.setdefault(source, []).append(i)
-        result["per_source"] = {}
-        for source, rows in by_source.items():
-            table = _tables(model[rows], human[rows], names)
-            if n_bootstrap:
-                table["intervals"] = _intervals(model[rows], human[rows], names,
-                                                _clusters([groups[i] for i in rows] if groups else None, len(rows)),
-                                                n_bootstrap, seed)
-            result["per_source"][source] = table
+            row_sets.setdefault(source, []).append(i)
+    tables = {}
+    for source, rows in row_sets.items():
+        table = _tables(model[rows], human[rows], names, grouping)
+        clusters = _clusters([groups[i] for i in rows] if groups is not None else None, len(rows))
+        table["mismatch_floor"] = mismatch_floor(human[rows], clusters, seed=seed)
+        if n_bootstrap:
+            table["intervals"] = _intervals(model[rows], human[rows], names, clusters, n_bootstrap, seed, grouping)
+        tables[source] = table
+    result = tables.pop(everything)
+    if sources is not None:
+        result["per_source"] = tables
     result["signature"] = {"metric": METRIC, "convbench_version": __version__, "behaviours": names,
+                           "behaviour_groups": dict(zip(names, (behaviour_groups[n] for n in names))) if grouping else None,
                            "n_bootstrap": n_bootstrap, "seed": seed,
-                           "interval": "percentile bootstrap 95% over " + ("conversations" if groups else "instances")}
+                           "interval": "percentile bootstrap 95% over " + ("conversations" if groups is not None else "instances"),
+                           "mismatch_floor": f"split-half, {FLOOR_SPLITS} splits, scaled to n vs n"}
     return result
 
 
@@ -147,21 +185,54 @@ def _clusters(groups: Sequence[str] | None, n: int) -> list[list[int]]:
     return list(members.values())
 
 
-def _intervals(model: Any, human: Any, names: list[str], clusters: list[list[int]], n_bootstrap: int,
-               seed: int) -> dict[str, Any]:
+def _cluster_totals(matrix: Any, clusters: list[list[int]]) -> tuple[Any, Any]:
+    """(clusters x types sums, cluster sizes): a resample's mean is its clusters' sums over their sizes."""
     import numpy as np
 
-    rng = np.random.default_rng(seed)
-    model_means, human_means = [], []
-    for _ in range(n_bootstrap):
-        rows = [i for c in rng.integers(0, len(clusters), size=len(clusters)) for i in clusters[c]]
-        model_means.append(model[rows].mean(axis=0))
-        human_means.append(human[rows].mean(axis=0))
-    m, h = np.array(model_means), np.array(human_means)
+    sums = np.array([matrix[rows].sum(axis=0) for rows in clusters]).reshape(len(clusters), matrix.shape[1])
+    return sums, np.array([len(rows) for rows in clusters], dtype=float)
+
+
+def bootstrap_draws(rng: Any, n_bootstrap: int, n_clusters: int) -> Any:
+    """The cluster indices of every resample, one row per resample (``n_bootstrap`` x ``n_clusters``)."""
+    return rng.integers(0, n_clusters, size=(n_bootstrap, n_clusters))
+
+
+def draw_counts(draws: Any) -> Any:
+    """How often each resample (row) drew each cluster (column), as floats for the matrix products."""
+    import numpy as np
+
+    n_resamples, n_clusters = draws.shape
+    offsets = draws + n_clusters * np.arange(n_resamples)[:, None]  # one bincount over all resamples
+    return np.bincount(offsets.ravel(), minlength=n_resamples * n_clusters).reshape(n_resamples, n_clusters).astype(float)
+
+
+def resampled_means(times: Any, sums: Any, sizes: Any) -> Any:
+    """Per resample, the per-type means of the rows of the clusters drawn ``times`` (resamples x types)."""
+    return (times @ sums) / (times @ sizes)[:, None]
+
+
+def _mismatches(m: Any, h: Any) -> Any:
+    """Row-wise :func:`_mismatch` (NaN where a row has no human behaviour)."""
+    import numpy as np
+
+    totals = h.sum(axis=1)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        return np.where(totals > 0, 100.0 * np.abs(m - h).sum(axis=1) / np.where(totals > 0, totals, 1), np.nan)
+
+
+def _intervals(model: Any, human: Any, names: list[str], clusters: list[list[int]], n_bootstrap: int,
+               seed: int, grouping: tuple[list[str], Any] | None = None) -> dict[str, Any]:
+    import numpy as np
+
+    times = draw_counts(bootstrap_draws(np.random.default_rng(seed), n_bootstrap, len(clusters)))
+    (model_sums, sizes), (human_sums, _) = _cluster_totals(model, clusters), _cluster_totals(human, clusters)
+    both = resampled_means(times, np.hstack([model_sums, human_sums]), sizes)  # one product for both sides
+    m, h = both[:, : model.shape[1]], both[:, model.shape[1] :]
     with np.errstate(divide="ignore", invalid="ignore"):
         ratios = np.where(h > 0, m / np.where(h > 0, h, 1), np.nan)
-    mismatches = np.array([_mismatch(a, b) for a, b in zip(m, h)])
-    return {
+    mismatches = _mismatches(m, h)
+    intervals = {
         "model_mean": {n: _ci(m[:, i]) for i, n in enumerate(names)},
         "human_mean": {n: _ci(h[:, i]) for i, n in enumerate(names)},
         "difference": {n: _ci(m[:, i] - h[:, i]) for i, n in enumerate(names)},
@@ -170,6 +241,59 @@ def _intervals(model: Any, human: Any, names: list[str], clusters: list[list[int
         "undefined_resamples": {"mismatch": int(np.isnan(mismatches).sum()),
                                 **{f"ratio {n}": int(np.isnan(ratios[:, i]).sum()) for i, n in enumerate(names)}},
     }
+    if grouping is not None:
+        group_names, member = grouping
+        mg, hg = m @ member, h @ member
+        intervals["by_group"] = {g: {"model_mean": _ci(mg[:, j]), "human_mean": _ci(hg[:, j]),
+                                     "difference": _ci(mg[:, j] - hg[:, j])} for j, g in enumerate(group_names)}
+    return intervals
+
+
+FLOOR_SPLITS = 200  # random halvings averaged by mismatch_floor
+
+
+def split_half_mismatch(human: Any, clusters: list[list[int]], orders: Any) -> Any:
+    """Per row of ``orders`` (a permutation of the clusters), the mismatch between the first half of the
+    clusters and the rest, both taken from the human data, scaled to two sets of the data's full size.
+
+    The mismatch's denominator is the human total of all the data. The scale factor
+    ``sqrt((2 / n) / (1 / n_a + 1 / n_b))`` carries the noise between halves of n_a and n_b instances to
+    the noise between two sets of n (a model's n continuations against the n human ones): the spread of
+    a difference of means grows with ``sqrt(1 / n_a + 1 / n_b)``.
+    """
+    import numpy as np
+
+    sums, sizes = _cluster_totals(human, clusters)
+    half = len(clusters) // 2
+    first = np.zeros(orders.shape)
+    np.put_along_axis(first, orders[:, :half], 1.0, axis=1)
+    second = 1.0 - first
+    n_a, n_b = first @ sizes, second @ sizes
+    mean_a, mean_b = (first @ sums) / n_a[:, None], (second @ sums) / n_b[:, None]
+    total = float(human.mean(axis=0).sum())
+    if not total:
+        return np.full(len(orders), np.nan)
+    n = float(sizes.sum())
+    return 100.0 * np.abs(mean_a - mean_b).sum(axis=1) / total * np.sqrt((2 / n) / (1 / n_a + 1 / n_b))
+
+
+def mismatch_floor(human: Any, clusters: list[list[int]], splits: int = FLOOR_SPLITS, seed: int = 0) -> float | None:
+    """The mismatch a simulator behaving exactly like the humans would get from sampling noise alone.
+
+    Estimated without a model: the human data's conversations are split at random into two halves
+    ``splits`` times, the mismatch between the halves is scaled to two sets of the data's size (see
+    :func:`split_half_mismatch`) and averaged. Model and human continuations share their contexts while
+    two halves do not, so where contexts explain much of the counts this errs high (a conservative
+    floor). None with fewer than two conversations or no human behaviour.
+    """
+    import numpy as np
+
+    if len(clusters) < 2:
+        return None
+    rng = np.random.default_rng([seed, 1])  # its own stream: the floor does not shift the bootstrap's draws
+    orders = rng.permuted(np.tile(np.arange(len(clusters)), (splits, 1)), axis=1)
+    values = split_half_mismatch(human, clusters, orders)
+    return None if np.isnan(values).all() else float(values.mean())
 
 
 def mean_with_interval(scores: Sequence[float], n_bootstrap: int = 1000, seed: int = 0) -> dict[str, Any]:
@@ -184,27 +308,13 @@ def mean_with_interval(scores: Sequence[float], n_bootstrap: int = 1000, seed: i
     return {"mean": float(values.mean()), "interval": _ci(boot) if n_bootstrap else [None, None], "n": int(len(values))}
 
 
-def _ranks(values: Any) -> Any:
-    """Average ranks (ties share the mean of their positions), as Spearman's rho needs."""
-    import numpy as np
-
-    order = np.argsort(values, kind="mergesort")
-    ranks = np.empty(len(values))
-    ranks[order] = np.arange(1, len(values) + 1)
-    for value in np.unique(values):
-        tied = values == value
-        ranks[tied] = ranks[tied].mean()
-    return ranks
-
-
 def spearman(a: Sequence[float], b: Sequence[float]) -> float:
     """Spearman's rank correlation (Pearson's r of average ranks); NaN when either side is constant."""
-    import numpy as np
+    from .rank_correlation import spearman_rows
 
-    ra, rb = _ranks(np.asarray(a, dtype=float)), _ranks(np.asarray(b, dtype=float))
-    if ra.std() == 0 or rb.std() == 0:
-        return math.nan
-    return float(np.corrcoef(ra, rb)[0, 1])
+    if len(a) != len(b):
+        raise ValueError(f"spearman needs two sequences of one length, got {len(a)} and {len(b)}")
+    return float(spearman_rows(a, b))
 
 
 def rater_agreement(scores: Sequence[Sequence[float]], n_bootstrap: int = 1000, seed: int = 0) -> dict[str, Any]:
@@ -216,18 +326,15 @@ def rater_agreement(scores: Sequence[Sequence[float]], n_bootstrap: int = 1000, 
     """
     import numpy as np
 
+    from .rank_correlation import loo_spearman, mean_finite
+
     matrix = np.asarray(scores, dtype=float)
     if matrix.ndim != 2 or matrix.shape[0] < 2 or matrix.shape[1] < 3:
         raise ValueError("rater_agreement needs a raters x items matrix with at least 2 raters and 3 items")
-
-    def statistic(m: Any) -> float:
-        values = [spearman(m[r], np.delete(m, r, axis=0).mean(axis=0)) for r in range(m.shape[0])]
-        finite = [v for v in values if not math.isnan(v)]
-        return float(np.mean(finite)) if finite else math.nan
-
-    value = statistic(matrix)
+    value = float(mean_finite(loo_spearman(matrix)))
     rng = np.random.default_rng(seed)
-    boot = np.array([statistic(matrix[:, rng.integers(0, matrix.shape[1], matrix.shape[1])]) for _ in range(n_bootstrap)])
+    samples = rng.integers(0, matrix.shape[1], size=(n_bootstrap, matrix.shape[1]))
+    boot = mean_finite(loo_spearman(np.moveaxis(matrix[:, samples], 1, 0)))  # all resamples at once: (B, raters, items)
     finite = boot[np.isfinite(boot)]
     p_value = float((finite <= 0).mean()) if len(finite) else None
     return {"loo_spearman": value, "interval": _ci(boot), "p_value": p_value, "raters": int(matrix.shape[0]),

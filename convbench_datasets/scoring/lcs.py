@@ -32,9 +32,7 @@ def lcs_length(a: Sequence[Hashable], b: Sequence[Hashable]) -> int:
         bit <<= 1
     width = bit - 1
     row = width  # a 1 bit: the LCS has not yet been extended at that position
-    match_of = masks.get
-    for token in a:
-        match = match_of(token)
+    for match in map(masks.get, a):  # map: no per-token Python call overhead
         if match:
             low = row & match
             row = ((row + low) | (row - low)) & width

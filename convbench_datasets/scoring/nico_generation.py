@@ -1,6 +1,7 @@
 """NICO generation metrics: BLEU-1/2, ROUGE-L, Distinct-1/2, average length, optional BERTScore F1.
 
-Each text is segmented once (jieba's precise mode with HMM, the same segmentation for every metric)
+Each text is segmented once (jieba's precise mode with HMM, the same segmentation for every metric;
+``segmentation.jieba_cutter``: rjieba with jieba's exact tokens when the ``fast`` extra is installed)
 and the tokens are shared by all metrics:
 
 - BLEU-n: corpus BLEU over the segmented texts with n-gram order n, brevity penalty included and
@@ -12,7 +13,9 @@ and the tokens are shared by all metrics:
 - Distinct-n: per response, distinct n-grams over all n-grams, averaged over responses (a response
   with no n-gram counts 0); ``distinct_level="corpus"`` pools all responses instead;
 - avg_len: mean number of tokens per prediction (not a percentage);
-- bertscore_f1: bert-score's F1, opt-in (``bertscore=True``; needs the ``bertscore`` extra and a model).
+- bertscore_f1: bert-score's F1, opt-in (``bertscore=True``; needs the ``bertscore`` extra and a model;
+  the layer and a model that cannot be loaded: see ``bertscore``: ``bertscore_error`` then says why and
+  ``bertscore_f1`` is None, the other scores are kept).
 
 All scores but avg_len are percentages (0-100). Whitespace-only tokens are dropped, so that tokens
 joined by spaces and split again are the same tokens. Texts longer than ``max_chars`` characters
@@ -38,8 +41,11 @@ from functools import lru_cache
 from typing import Any, Literal, NamedTuple
 
 from .._version import __version__
+from .bertscore import check_available, compute_bertscore
 from .inputs import MAX_TEXT_CHARS, check_column, check_max_chars, check_text
 from .lcs import rouge_l_f
+from .segmentation import jieba_cutter
+from .workers import pick_workers
 
 Tokenizer = Literal["jieba", "char", "13a"]
 TOKENIZERS: tuple[str, ...] = ("jieba", "char", "13a")
@@ -49,11 +55,7 @@ METRIC = "nico_generation"
 @lru_cache(maxsize=None)
 def _tokenizer(name: str) -> Callable[[str], list[str]]:
     if name == "jieba":
-        import jieba
-
-        jieba.setLogLevel(logging.WARNING)  # it announces its dictionary on stderr otherwise
-        jieba.initialize()
-        return jieba.lcut
+        return jieba_cutter()  # exactly jieba.lcut; from rjieba when the fast extra is installed
     if name == "char":
         return list
     if name == "13a":
@@ -64,7 +66,10 @@ def _tokenizer(name: str) -> Callable[[str], list[str]]:
     raise ValueError(f"unknown tokenizer {name!r}; choose one of {TOKENIZERS}")
 
 
-PARALLEL_MIN_PAIRS = 1000  # below this, starting worker processes costs more than it saves
+PARALLEL_MIN_PAIRS = 1000  # below this, never start worker processes, even when asked to
+# The automatic choice (workers=None) starts a worker per this many pairs, on idle cores only:
+# benchmarks/nico_generation_speed.py --workers measured where a second process starts to pay.
+PAIRS_PER_WORKER = 25_000
 MAX_ORDER = 2  # BLEU-1 and BLEU-2
 
 
@@ -95,11 +100,25 @@ def _ngram_counts(tokens: list[str], n: int) -> Counter:
     return Counter(zip(*(tokens[i:] for i in range(n))))
 
 
-def _pair_stats(hyp: list[str], ref: list[str]) -> PairStats:
+def _clipped_matches(hyp_counts: Counter, ref_counts: Counter) -> int:
+    """sum((hyp_counts & ref_counts).values()), without building the intersection Counter (faster)."""
+    if len(hyp_counts) > len(ref_counts):
+        hyp_counts, ref_counts = ref_counts, hyp_counts  # min() is symmetric: walk the smaller one
+    other = ref_counts.get
+    matches = 0
+    for gram, count in hyp_counts.items():
+        ref_count = other(gram)
+        if ref_count:
+            matches += count if count < ref_count else ref_count
+    return matches
+
+
+def _pair_stats(hyp: list[str], ref: list[str], ref_counts: Sequence[Counter] | None = None) -> PairStats:
+    """``ref_counts``: the reference's n-gram Counters (n = 1..MAX_ORDER) when already counted."""
     correct, total, distinct_ratios = [], [], []
     for n in range(1, MAX_ORDER + 1):
         hyp_counts = _ngram_counts(hyp, n)
-        correct.append(sum((hyp_counts & _ngram_counts(ref, n)).values()))  # clipped matches
+        correct.append(_clipped_matches(hyp_counts, ref_counts[n - 1] if ref_counts else _ngram_counts(ref, n)))
         grams = max(0, len(hyp) - n + 1)
         total.append(grams)
         distinct_ratios.append(len(hyp_counts) / grams if grams else 0.0)
@@ -108,26 +127,66 @@ def _pair_stats(hyp: list[str], ref: list[str]) -> PairStats:
 
 def _chunk_stats(args: tuple[str, list[tuple[str, str]]]) -> list[PairStats]:
     tokenizer, pairs = args
-    hyps = segment([p for p, _ in pairs], tokenizer)  # type: ignore[arg-type]
-    refs = segment([r for _, r in pairs], tokenizer)  # type: ignore[arg-type]
-    return [_pair_stats(h, r) for h, r in zip(hyps, refs)]
+    # One memo for both sides: a text repeated anywhere in the chunk (a reference shared by several
+    # predictions, a prediction equal to its reference) is segmented once.
+    tokens = segment([p for p, _ in pairs] + [r for _, r in pairs], tokenizer)  # type: ignore[arg-type]
+    hyps, refs = tokens[: len(pairs)], tokens[len(pairs) :]
+    # A repeated reference has its n-grams counted once too (only repeated ones are kept: memory).
+    repeated: dict[str, list[Counter] | None] = {
+        text: None for text, times in Counter(r for _, r in pairs).items() if times > 1
+    }
+    stats = []
+    for (_, ref_text), hyp, ref in zip(pairs, hyps, refs):
+        counts = None
+        if ref_text in repeated:
+            counts = repeated[ref_text]
+            if counts is None:
+                counts = repeated[ref_text] = [_ngram_counts(ref, n) for n in range(1, MAX_ORDER + 1)]
+        stats.append(_pair_stats(hyp, ref, counts))
+    return stats
 
 
 def pair_statistics(
     predictions: Sequence[str], references: Sequence[str], tokenizer: Tokenizer = "jieba", workers: int | None = None
 ) -> list[PairStats]:
-    """Per-pair statistics. jieba is pure Python and dominates the time, so large inputs are split
-    across forked worker processes (``workers``, default the CPU count; 1 disables), which inherit the
-    loaded dictionary. The result is the same either way."""
+    """Per-pair statistics, in this process or split across forked worker processes (which inherit
+    the loaded segmenter). ``workers=None`` picks the count from the input size and the idle cores
+    (``pick_workers``: one worker per PAIRS_PER_WORKER pairs, at most one per idle core); 1 disables.
+    The result is the same either way."""
     pairs = list(zip(predictions, references))
-    workers = workers if workers is not None else (os.cpu_count() or 1)
+    workers = workers if workers is not None else pick_workers(len(pairs), PAIRS_PER_WORKER)
     if workers > 1 and len(pairs) >= PARALLEL_MIN_PAIRS and _can_fork():
         _tokenizer(tokenizer)  # load the dictionary once, before forking
         size = -(-len(pairs) // workers)
-        chunks = [(tokenizer, pairs[i : i + size]) for i in range(0, len(pairs), size)]
-        with ProcessPoolExecutor(max_workers=workers, mp_context=multiprocessing.get_context("fork")) as pool:
-            return [stats for chunk in pool.map(_chunk_stats, chunks) for stats in chunk]
+        chunks = [(tokenizer, i, min(i + size, len(pairs))) for i in range(0, len(pairs), size)]
+        # The pairs reach the workers through fork (initargs are inherited, not pickled).
+        with ProcessPoolExecutor(max_workers=workers, mp_context=multiprocessing.get_context("fork"),
+                                 initializer=_inherit_pairs, initargs=(pairs,)) as pool:
+            return [_unpack(row) for chunk in pool.map(_packed_chunk, chunks) for row in chunk]
     return _chunk_stats((tokenizer, pairs))
+
+
+_worker_pairs: list[tuple[str, str]] = []  # in a worker process: the pairs of the call that forked it
+
+
+def _inherit_pairs(pairs: list[tuple[str, str]]) -> None:
+    global _worker_pairs
+    _worker_pairs = pairs
+
+
+def _packed_chunk(args: tuple[str, int, int]) -> list[tuple[Any, ...]]:
+    """In a worker: the stats of pairs[start:end] as flat tuples (space-joined tokens and numbers),
+    which pickle back about 50x faster than PairStats objects holding token lists. Tokens never hold a
+    space (``_cut`` strips them and tokenizers split at whitespace), so the join is undone exactly."""
+    tokenizer, start, end = args
+    return [(" ".join(s.hyp), s.ref_len, *s.correct, *s.total, s.rouge_l, *s.distinct)
+            for s in _chunk_stats((tokenizer, _worker_pairs[start:end]))]
+
+
+def _unpack(row: tuple[Any, ...]) -> PairStats:
+    k = MAX_ORDER
+    hyp = row[0].split(" ") if row[0] else []
+    return PairStats(hyp, row[1], row[2 : 2 + k], row[2 + k : 2 + 2 * k], row[2 + 2 * k], row[3 + 2 * k :])
 
 
 def _can_fork() -> bool:
@@ -185,20 +244,25 @@ def score_generation(
         tokenizer: ``jieba`` (default, for Chinese), ``char`` (characters), ``13a`` (English).
         distinct_level: ``response`` (average of per-response ratios, the paper's) or ``corpus``.
         interaction_types: the pair's interaction type, for ``per_interaction_type`` tables.
-        bertscore: add ``bertscore_f1`` (bert-score with ``bertscore_model``; any local folder works).
+        bertscore: add ``bertscore_f1`` (bert-score with ``bertscore_model``; any local folder works; the
+            layer is inferred when ``num_layers`` is not given; a failure gives ``bertscore_error``).
         bertscore_options: passed to ``bert_score.score`` (``num_layers``, ``batch_size``, ``device``...).
-        workers: processes for segmentation and statistics (default: the CPU count; 1: none).
+        workers: processes for segmentation and statistics (default: from the input size and idle cores; 1: none).
         max_chars: refuse a text longer than this many characters (None: no limit).
     """
     _check(predictions, references, interaction_types, max_chars)
     if distinct_level not in ("response", "corpus"):
         raise ValueError(f"distinct_level must be 'response' or 'corpus', got {distinct_level!r}")
     _tokenizer(tokenizer)  # an unknown name fails here, before any work
+    if bertscore:
+        check_available(bertscore_options)  # a missing extra fails before any work too
     stats = pair_statistics(predictions, references, tokenizer, workers)
     result = _scores(stats, distinct_level)
     result["n"] = len(predictions)
-    if bertscore:
-        result["bertscore_f1"] = bertscore_f1(predictions, references, bertscore_model, bertscore_options)
+    # A model that cannot be loaded (offline) is reported in bertscore_error, with bertscore_f1 None,
+    # instead of raising and losing the scores above
+    bert = compute_bertscore(predictions, references, bertscore_model, bertscore_options) if bertscore else {}
+    result.update({k: v for k, v in bert.items() if k != "signature"})
     if interaction_types is not None:
         groups: dict[str, list[int]] = {}
         for i, kind in enumerate(interaction_types):
@@ -212,7 +276,7 @@ def score_generation(
         "tokenizer": tokenizer,
         "bleu": "corpus, sacrebleu formula, exp smoothing",
         "distinct_level": distinct_level,
-        **({"bertscore_model": bertscore_model} if bertscore else {}),
+        **bert.get("signature", {}),
     }
     return result
 
@@ -249,18 +313,3 @@ def _check(predictions: Sequence[Any], references: Sequence[Any], interaction_ty
         check_text(i, "references", reference, max_chars=max_chars)
         if interaction_types is not None:
             check_text(i, "interaction_types", interaction_types[i], max_chars=None)
-
-
-def bertscore_f1(
-    predictions: Sequence[str], references: Sequence[str], model: str, options: dict[str, Any] | None = None
-) -> float:
-    """Mean BERTScore F1 in percent (bert-score sorts by length into batches itself)."""
-    try:
-        import bert_score
-    except ImportError as err:
-        raise ImportError(
-            f"BERTScore needs the bertscore extra: pip install 'convbench[bertscore]' ({err})"
-        ) from None
-    kwargs = {"lang": "zh", "verbose": False, **(options or {})}
-    _, _, f1 = bert_score.score(list(predictions), list(references), model_type=model, **kwargs)
-    return 100.0 * float(f1.mean())

@@ -1,10 +1,11 @@
 """Finding the unnatural sentences of a dialogue: precision, recall and F1 against the annotated ones.
 
-A model's answer is read as one sentence per line (blank lines and new lines separate), with speaker
-prefixes (``CharacterA:``, ``A：``, ``甲：``...), list numbering and quotes stripped; an answer that says
-there are none (``无``, ``没有``, ``没有不自然的句子``, ``none``...) is the empty set. Sentences match
-after removing whitespace and punctuation (``match="fuzzy"``: character-level LCS F-measure of at
-least ``threshold``, one gold sentence per prediction).
+A model's answer is read by ``unnatural_answer.read_answer`` (convbench's rules, stated there and in
+the metric card): one sentence per line, list numbering, speaker prefixes, labels, preambles and
+quotes read off, several quoted sentences on a line each a prediction, and an answer saying there are
+none (``无``, ``以上对话中没有不自然的句子。``, ``No unnatural sentences.``...) the empty set.
+Sentences match after removing whitespace, punctuation and symbols (``match="fuzzy"``: character-level
+LCS F-measure of at least ``threshold``, one gold sentence per prediction).
 
 Per dialogue: both sets empty gives P = R = 1; exactly one empty gives P = R = 0; otherwise
 P = matched / predicted and R = matched / gold. P and R are averaged over dialogues and F1 is the
@@ -26,8 +27,6 @@ Example:
 
 from __future__ import annotations
 
-import re
-import unicodedata
 from collections.abc import Sequence
 from typing import Any, Literal
 
@@ -35,40 +34,13 @@ from .._version import __version__
 from ..errors import MetricInputError
 from .inputs import MAX_TEXT_CHARS, as_row_list, check_column, check_length, check_max_chars, check_text
 from .lcs import lcs_length
+from .unnatural_answer import normalise, parse_answer, read_answer
+
+__all__ = ["MAX_FUZZY_SENTENCES", "MAX_TEXT_CHARS", "normalise", "parse_answer", "score_unnatural"]
 
 METRIC = "unnatural_sentence_prf"
 # Fuzzy matching compares every predicted sentence with every gold one; this bounds the pairs per row.
 MAX_FUZZY_SENTENCES = 200
-# Ways of saying "there are none"; compared after normalise() (punctuation and spaces removed).
-NONE_ANSWERS = (
-    "无", "没有", "没有了", "无不自然的句子", "没有不自然的句子", "没有不自然句子", "不存在", "不存在不自然的句子",
-    "都很自然", "所有句子都很自然", "none", "nothing", "no", "noneofthem", "thereisnone", "therearenone", "n/a", "na",
-)
-_SPEAKER = re.compile(r"^\s*(?:character\s*[ab]|角色\s*[ab甲乙]|说话人\s*[ab甲乙]|[ab甲乙])\s*[:：]\s*", re.IGNORECASE)
-_NUMBERING = re.compile(r"^\s*(?:[-*•·]|\(?\d+[.)、．]|（\d+）)\s*")
-_QUOTES = "\"'“”‘’「」『』《》`"
-
-
-def normalise(sentence: str) -> str:
-    """Casefolded, without whitespace or punctuation: the form sentences are compared in."""
-    return "".join(
-        ch for ch in unicodedata.normalize("NFKC", sentence).casefold()
-        if not ch.isspace() and not unicodedata.category(ch).startswith("P")
-    )
-
-
-_NONE = {normalise(x) for x in NONE_ANSWERS}
-
-
-def parse_answer(text: str | None) -> list[str]:
-    """The sentences a model's answer names (empty for a "none" answer), de-duplicated, in order."""
-    sentences: list[str] = []
-    for line in (text or "").splitlines():
-        line = _NUMBERING.sub("", line.strip())
-        line = _SPEAKER.sub("", line).strip().strip(_QUOTES).strip()
-        if line and normalise(line) and normalise(line) not in _NONE and line not in sentences:
-            sentences.append(line)
-    return sentences
 
 
 def _matches(predicted: list[str], gold: list[str], match: str, threshold: float) -> int:
@@ -131,8 +103,9 @@ def score_unnatural(
         _check_gold(i, gold, max_chars)
     rows = []
     for i, (answer, gold) in enumerate(zip(predictions, references)):
-        predicted = parse_answer(answer)
         gold_set = list(dict.fromkeys(s for s in gold if normalise(s)))
+        reading = read_answer(answer, gold_set)  # gold decides ambiguous formatting ("3.5元…" vs "3. 5元…")
+        predicted = reading.sentences
         if match == "fuzzy":
             _check_sentence_count(i, predicted, gold_set, max_sentences)
         if not predicted and not gold_set:
@@ -142,7 +115,8 @@ def score_unnatural(
         else:
             matched = _matches(predicted, gold_set, match, threshold)
             p, r = matched / len(set(map(normalise, predicted))), matched / len(set(map(normalise, gold_set)))
-        rows.append({"predicted": predicted, "precision": p, "recall": r, "contains": bool(gold_set)})
+        rows.append({"predicted": predicted, "none": reading.none, "ignored": reading.ignored,
+                     "precision": p, "recall": r, "contains": bool(gold_set)})
     precision, recall, f1 = _prf([x["precision"] for x in rows], [x["recall"] for x in rows])
     containing = [x for x in rows if x["contains"]]
     p_c, r_c, f1_c = _prf([x["precision"] for x in containing], [x["recall"] for x in containing])
@@ -150,6 +124,7 @@ def score_unnatural(
         "precision": precision, "recall": recall, "f1": f1,
         "precision_containing": p_c, "recall_containing": r_c, "f1_containing": f1_c,
         "n": len(rows), "n_containing": len(containing),
+        "none_answers": sum(x["none"] for x in rows), "ignored_lines": sum(len(x["ignored"]) for x in rows),
         "signature": {"metric": METRIC, "convbench_version": __version__, "match": match,
                       **({"threshold": threshold} if match == "fuzzy" else {})},
     }

@@ -11,8 +11,9 @@ from convbench_datasets.scoring.behavior_frequency import score_frequencies
 _DESCRIPTION = """
 CoCoEval behaviour frequencies: the mean number of occurrences of each inconsistent or
 uncollaborative behaviour type per continuation, in LLM-simulated continuations and in the human
-ones, their differences and ratios with bootstrap 95% intervals over conversations, per-source tables,
-and one mismatch number (total absolute difference over total human frequency, in percent).
+ones, their differences and ratios with bootstrap 95% intervals over conversations, per-source and
+per-group (inconsistent, uncollaborative) tables, and convbench's own summary number, the mismatch
+(total absolute difference over total human frequency, in percent), beside its noise floor.
 """
 
 _KWARGS_DESCRIPTION = """
@@ -22,9 +23,11 @@ Args:
     sources: optional list of str, each context's source, for per_source tables.
     groups: optional list of str, each context's conversation: intervals resample conversations.
     behaviours: optional list of str, the type names (default: convbench's 10-type taxonomy).
+    behaviour_groups: optional dict, type name -> group, for by_group totals (default: the taxonomy's groups).
     n_bootstrap: resamples for the intervals (default 1000; 0 for none). seed: default 0.
 Returns:
-    model_mean, human_mean, difference, ratio (dicts by type), mismatch, n, intervals, per_source, signature.
+    model_mean, human_mean, difference, ratio (dicts by type), mismatch (convbench's), mismatch_floor,
+    by_group, n, intervals, per_source, signature.
 Examples:
     >>> metric = evaluate.load("metrics/behavior_frequency")
     >>> out = metric.compute(predictions=[["Repetition"], []], references=[["Repetition", "Off Topic"], ["Off Topic"]],
@@ -46,6 +49,7 @@ class BehaviorFrequency(evaluate.Metric):
             reference_urls=["https://arxiv.org/abs/2603.17094"],
         )
 
-    def _compute(self, predictions, references, sources=None, groups=None, behaviours=None, n_bootstrap=1000, seed=0):
+    def _compute(self, predictions, references, sources=None, groups=None, behaviours=None, behaviour_groups=None,
+                 n_bootstrap=1000, seed=0):
         return score_frequencies(predictions, references, sources=sources, groups=groups, behaviours=behaviours,
-                                 n_bootstrap=n_bootstrap, seed=seed)
+                                 behaviour_groups=behaviour_groups, n_bootstrap=n_bootstrap, seed=seed)

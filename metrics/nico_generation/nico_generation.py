@@ -25,10 +25,12 @@ Args:
     interaction_types: optional list of str, for per_interaction_type tables.
     bertscore: optional bool, add bertscore_f1 (needs the bertscore extra and a model).
     bertscore_model: model name or local folder for BERTScore (default bert-base-chinese).
-    bertscore_options: optional dict passed to bert_score.score (num_layers, batch_size, device...).
+    bertscore_options: optional dict passed to bert_score.score (num_layers, batch_size, device...);
+        without num_layers the layer is bert-score's for known models, else 2/3 of the model's depth.
     max_chars: refuse a text longer than this many characters (default 20,000; None: no limit).
 Returns:
-    bleu_1, bleu_2, rouge_l, distinct_1, distinct_2, avg_len, n, signature; bertscore_f1 when asked;
+    bleu_1, bleu_2, rouge_l, distinct_1, distinct_2, avg_len, n, signature; bertscore_f1 when asked (None,
+    with bertscore_error naming the model, when it cannot be loaded: the other scores are kept);
     per_interaction_type when interaction_types are given.
 Examples:
     >>> metric = evaluate.load("metrics/nico_generation")

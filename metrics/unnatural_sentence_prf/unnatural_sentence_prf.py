@@ -12,7 +12,9 @@ from convbench_datasets.scoring.unnatural_prf import score_unnatural
 
 _DESCRIPTION = """
 Finding the unnatural sentences of a dialogue (NICO). Each model answer is read as one sentence per
-line ("none" answers such as 无 / 没有 are the empty set); per dialogue P = matched / predicted and
+line, with numbering, speaker prefixes, preambles and quotes read off and any wording of "none" (无,
+以上对话中没有不自然的句子, No unnatural sentences...) the empty set (convbench's rules: see the metric
+card); per dialogue P = matched / predicted and
 R = matched / gold (both empty: 1; one empty: 0). P and R are averaged over dialogues and F1 is the
 harmonic mean of the averages, over all dialogues and over those containing unnatural sentences
 (None when no dialogue contains any). Percentages (0-100).
@@ -29,7 +31,8 @@ Args:
     max_sentences: fuzzy matching refuses a row with more distinct sentences on a side (default 200; None: no limit).
 Returns:
     precision, recall, f1, precision_containing, recall_containing, f1_containing (None when no dialogue
-    contains unnatural sentences, with a `notes` entry saying so), n, n_containing, signature.
+    contains unnatural sentences, with a `notes` entry saying so), n, n_containing, none_answers,
+    ignored_lines (preamble and comment lines not scored), signature.
 Examples:
     >>> metric = evaluate.load("metrics/unnatural_sentence_prf")
     >>> out = metric.compute(predictions=["无", "无"], references=[[], ["我对于此事表示赞同。"]])

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from collections import Counter
 from pathlib import Path
 
@@ -54,6 +55,41 @@ def test_windows_match_the_cleaned_source_and_summaries_hold_no_future(cocoeval_
             else:
                 assert start == 30
     assert counts["markers"] > 0 and counts["empty_turns"] > 0
+
+
+def test_train_split_takes_every_window_of_the_train_meetings(cocoeval_built: Path, qmsum_iq2_sources: Path) -> None:
+    counts: Counter = Counter()
+    conversations = {s: read_qmsum(s, qmsum_iq2_sources, counts, progress=False) for s in SOURCES[:3]}
+    conversations["iq2"] = read_iq2(qmsum_iq2_sources, counts, progress=False)
+    sizes = {}
+    for source in SOURCES:
+        train, test = _load(cocoeval_built, source, "train"), _load(cocoeval_built, source)
+        lent = {r["conversation_id"] for r in test}
+        assert not lent & {r["conversation_id"] for r in train}  # evaluation and training meetings never meet
+        starts: dict[str, list[int]] = {}
+        for row in train:
+            starts.setdefault(row["conversation_id"], []).append(row["start_turn"])
+        assert all(b - a >= 60 for found in starts.values() for a, b in zip(sorted(found), sorted(found)[1:]))
+        # the seeded procedure keeps every 60-turn slot: len(turns) // 60 per train meeting not lent to the test split
+        assert len(train) == sum(len(c["turns"]) // 60 for c in conversations[source]
+                                 if c["material"] == "train" and c["id"] not in lent)
+        sizes[source] = len(train)
+    # this build's figures (its card's table gives them): 1,403 against the paper's 1,450 from four sources;
+    # one window per train meeting gave 97 + 41 + 13 + 52 = 203. Committee lends 11 train meetings to its test split.
+    # They follow the cleaned turn counts: before cleaning merged a speaker's adjacent turns, 714 + 535 + 38 + 148.
+    assert sizes == {"qmsum_product": 685, "qmsum_academic": 535, "qmsum_committee": 38, "iq2": 145}
+
+
+def test_card_counts_every_cleaning_rule(cocoeval_built: Path) -> None:
+    from convbench_datasets.cocoeval.cleaning import RULES
+
+    card = (cocoeval_built / "README.md").read_text(encoding="utf-8")
+    table = dict(re.findall(r"^\| (\w+) \| (\d+) \|$", card, re.MULTILINE))
+    assert [rule for rule in table if rule in RULES] == list(RULES)
+    # counted independently of cleaning.py in tests/cocoeval/test_cleaning.py::test_the_mirror_after_every_rule
+    assert {r: int(table[r]) for r in ("page_headers", "speaker_labels", "speaker_aliases")} == {
+        "page_headers": 440, "speaker_labels": 24, "speaker_aliases": 405}
+    assert all(int(table[r]) > 0 for r in RULES)  # every rule acts on the pinned sources
 
 
 def test_metadata(cocoeval_built: Path) -> None:

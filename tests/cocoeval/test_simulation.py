@@ -73,3 +73,92 @@ def test_exact_names_multiline_turns_and_preambles() -> None:
                      {"speaker": "The Acting Chair", "utterance": "Order."}]
     long_name = "The Minister of Agriculture and Agri-Food and Minister for the Canadian Wheat Board (Hon. X)"
     assert parse_turns(f"{long_name}: Thanks.", [long_name], 1) == ([{"speaker": long_name, "utterance": "Thanks."}], None)
+
+
+# --- issue #12: prompts, countermeasure, rubric and groups as in the paper ---
+
+SIX = {**INSTANCE, "history": [{"speaker": s, "utterance": f"line {k}."} for k, s in enumerate("Ann Cy Bo Ann Cy Bo".split())]}
+
+
+def test_vanilla_prompt_asks_only_for_a_human_like_continuation() -> None:
+    # The paper's vanilla prompt: continue human-like, mimicking the metadata's and history's style and
+    # content, nothing more. Before: "with the hesitations, loose ends and friction of real people".
+    text = simulation_prompt(INSTANCE, [], 5, "vanilla", TAXONOMY)[0]["content"]
+    assert "human-like way, mimicking the style and content" in text
+    for nudge in ("hesitation", "loose ends", "friction", "idealised", "tidy", *(b.name for b in TAXONOMY)):
+        assert nudge.lower() not in text.lower()
+
+
+def test_countermeasure_prompt_asks_for_the_copy_first() -> None:
+    messages = simulation_prompt(SIX, [], 5, "vanilla", TAXONOMY, problem="bad", copied=5)
+    assert "First copy the last 5 turns" in messages[0]["content"] and "(10 lines in all)" in messages[0]["content"]
+    assert "first the last 5 turns of the conversation copied exactly, then 5 new turns" in messages[1]["content"]
+
+
+def test_copied_turns_are_removed_and_a_missing_copy_is_a_problem() -> None:
+    from convbench_datasets.cocoeval.simulation import parse_continuation
+
+    so_far = [{"speaker": "Ann", "utterance": "new 0."}]
+    # the last 5 turns of history + so_far: history turns 2..5 (Bo, Ann, Cy, Bo), then so_far's Ann
+    copy = "Bo: line 2.\nAnn: line 3.\nCy: line 4.\nBo: line 5.\nAnn: new 0.\n"
+    turns, problem = parse_continuation(copy + "Cy: fresh one.\nBo: fresh two.", SIX, so_far, 2, copied=5)
+    assert problem is None
+    assert turns == [{"speaker": "Cy", "utterance": "fresh one."}, {"speaker": "Bo", "utterance": "fresh two."}]
+    # no copy: which turns are new cannot be told, so none is used
+    turns, problem = parse_continuation("Cy: fresh one.\nBo: fresh two.", SIX, so_far, 2, copied=5)
+    assert turns == [] and problem == ("the reply does not open with a copy of the last 5 turns "
+                                       "(speakers ['Cy', 'Bo'], expected ['Bo', 'Ann', 'Cy', 'Bo', 'Ann'])")
+    assert parse_continuation(copy, SIX, so_far, 2, copied=5) == ([], "no new turn after the 5 copied ones")
+
+
+def test_overall_judge_gets_a_rubric_for_every_score_range() -> None:
+    from convbench_datasets.cocoeval.simulation import judge_prompt, rubric
+
+    text = judge_prompt("overall", INSTANCE, INSTANCE["history"], TAXONOMY)[0]["content"]
+    for scale, spec in rubric().items():
+        assert f"{scale}: {spec['question']}" in text
+        # five ranges per scale, 1-2 .. 9-10, each with its description (templates/rubric.yaml)
+        assert [f"{b['low']}-{b['high']}" for b in spec["ranges"]] == ["1-2", "3-4", "5-6", "7-8", "9-10"]
+        assert all(f"  {b['low']}-{b['high']}: {b['description']}" in text for b in spec["ranges"])
+    assert '{"consistency": N, "collaborativeness": N}' in text
+
+
+def test_a_rubric_with_a_gap_is_refused() -> None:
+    import pytest
+
+    from convbench_datasets.cocoeval.simulation import check_rubric
+    from convbench_datasets.errors import ConvbenchError
+
+    gap = {"consistency": {"question": "q", "ranges": [{"low": 1, "high": 5, "description": "d"},
+                                                       {"low": 7, "high": 10, "description": "d"}]}}
+    with pytest.raises(ConvbenchError, match=r"consistency: ranges must cover 1 to 10 once each, got scores \[1, 2, 3, 4, 5, 7"):
+        check_rubric(gap, "r.yaml")
+
+
+def test_taxonomy_groups_five_and_five_with_unclear_intent_uncollaborative() -> None:
+    # the paper's results: five inconsistent types, five uncollaborative ones including Unclear Intent
+    groups = {g: [b.name for b in TAXONOMY if b.group == g] for g in ("inconsistent", "uncollaborative")}
+    assert groups == {"inconsistent": ["Repetition", "Redundant Information", "Logical Contradiction", "Misunderstanding",
+                                       "Wrong Information"],
+                      "uncollaborative": ["Unclear Intent", "Under Answering", "Off Topic", "Persistent Disagreement",
+                                          "Interruption"]}
+    from convbench_datasets.cocoeval.simulation import judge_prompt
+
+    text = judge_prompt("behaviours", INSTANCE, INSTANCE["history"], TAXONOMY)[0]["content"]
+    uncollaborative = text.split("Uncollaborative behaviour: ")[1]
+    assert "- Unclear Intent:" in uncollaborative and "- Repetition:" not in uncollaborative
+
+
+def test_group_names_are_read_from_the_taxonomy_file(tmp_path) -> None:
+    import pytest
+
+    from convbench_datasets.cocoeval.taxonomy import load_groups
+    from convbench_datasets.errors import ConvbenchError
+
+    mine = tmp_path / "t.yaml"
+    mine.write_text("groups:\n  rude: Impolite turns.\nbehaviours:\n"
+                    "  - {name: Insult, group: rude, definition: d, example: e}\n")
+    assert load_taxonomy(mine)[0].group_definition == "Impolite turns." and load_groups(mine) == {"rude": "Impolite turns."}
+    mine.write_text("behaviours:\n  - {name: Insult, group: rude, definition: d, example: e}\n")
+    with pytest.raises(ConvbenchError, match=r"behaviours\[0\]: field 'group' must be one of \('inconsistent', 'uncollaborative'\)"):
+        load_taxonomy(mine)

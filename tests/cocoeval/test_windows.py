@@ -35,6 +35,39 @@ def test_train_material_fills_in_and_then_leaves_the_train_set() -> None:
     assert len(training) == 10 and not used & {c["id"] for c, _ in training}
 
 
+def _starts(windows: list[tuple[dict, int]]) -> dict[str, list[int]]:
+    by_conversation: dict[str, list[int]] = {}
+    for conversation, start in windows:
+        by_conversation.setdefault(conversation["id"], []).append(start)
+    return by_conversation
+
+
+def test_training_takes_every_window_that_fits_in_a_train_meeting() -> None:
+    test = [_conversation(f"t{i}", 400) for i in range(10)]  # 6 slots each: the 50 test windows come from here
+    train = [_conversation("r0", 400, "train"), _conversation("r1", 130, "train"), _conversation("r2", 59, "train")]
+    evaluation, training = select_windows(test + train, "x")
+    assert {c["material"] for c, _ in evaluation} == {"test"}
+    # 400 // 60 = 6 and 130 // 60 = 2 non-overlapping 60-turn windows; 59 turns hold none (one window each before)
+    starts = _starts(training)
+    assert {k: len(v) for k, v in starts.items()} == {"r0": 6, "r1": 2}
+    for ident, found in starts.items():
+        length = {"r0": 400, "r1": 130}[ident]
+        assert found == sorted(found) and all(WINDOW <= s <= length - WINDOW for s in found)
+        assert all(b - a >= 2 * WINDOW for a, b in zip(found, found[1:]))
+    assert select_windows(test + train, "x") == (evaluation, training)  # seeded
+
+
+def test_a_meeting_lent_to_evaluation_gives_no_training_windows() -> None:
+    test = [_conversation(f"t{i}", 120) for i in range(10)]  # 2 slots each: 20 test windows
+    train = [_conversation(f"r{i}", 150, "train") for i in range(40)]  # 2 slots each
+    evaluation, training = select_windows(test + train, "x")
+    # the other 30 test windows come one per train meeting (round by round), so 30 meetings leave the
+    # train set with a slot unused; the 10 left give both their slots: 20 windows (10 before)
+    lent = {c["id"] for c, _ in evaluation if c["material"] == "train"}
+    assert len(lent) == 30 and len(training) == 20
+    assert not lent & set(_starts(training)) and all(len(v) == 2 for v in _starts(training).values())
+
+
 def test_summary_uses_only_turns_before_the_history() -> None:
     # Earlier turns talk about budgets; the history and reference repeat one distinctive topic far more
     # often, so a summary drawn from them would be made of those turns.

@@ -16,11 +16,12 @@ from convbench_datasets.report.figures import MISSING, cocoeval_figure, grouped_
 
 BUILD_FIGURES = """
 import matplotlib, pandas as pd
-from convbench_datasets.report.figures import nc_figure, cocoeval_figure
+from convbench_datasets.report.figures import nc_figure, cocoeval_figure, cocoeval_source_figure
 index = pd.MultiIndex.from_tuples([("basic", "Inquiry"), ("basic", "Overall")], names=["set", "pattern"])
 nc_figure(pd.DataFrame({"m": [50.0, 50.0]}, index=index)).savefig("nc.png")
 frame = pd.DataFrame({"behaviour": ["x", "x"], "who": ["human", "m"], "mean": [1.0, 2.0], "low": [0.5, 1.5], "high": [1.5, 2.5]})
 cocoeval_figure(frame).savefig("coco.svg")
+cocoeval_source_figure(frame.assign(source="s1")).savefig("coco_sources.svg")
 import matplotlib.pyplot as plt
 print(matplotlib.get_backend(), len(plt.get_fignums()))
 """
@@ -37,6 +38,7 @@ def test_building_figures_leaves_the_callers_backend_alone(tmp_path) -> None:
     # the backend the caller set, and no figure left open in pyplot's registry
     assert result.stdout.split() == ["svg", "0"]
     assert (tmp_path / "nc.png").stat().st_size > 0 and (tmp_path / "coco.svg").stat().st_size > 0
+    assert (tmp_path / "coco_sources.svg").stat().st_size > 0  # the per-source panels (Figure 3 layout)
 
 
 def _bars(fig) -> list:

@@ -67,11 +67,15 @@ def test_tiny_local_model_runs_end_to_end(cocoeval_built: Path, tmp_path: Path) 
     run = run_cocoeval(model=spec, judge=spec, out=tmp_path / "run", config="qmsum_product", limit=2, turns_per_call=30,
                        max_new_tokens=8, judge_max_new_tokens=8, dataset=cocoeval_built, cache=tmp_path / "c.sqlite",
                        backend_options={"device": "cpu"}, n_bootstrap=10, progress=False)
-    # A random-weight model writes no "Speaker: utterance" line: every simulation stalls, is counted, and
-    # nothing is compared; the human continuations are still judged (and fail to parse, counted too).
-    assert run.results["n"] == 2 and run.results["excluded"]["simulation_incomplete"] == 2
-    assert run.results["n_compared"] == 0 and run.results["simulation_problems"] == 4  # 1 try + 1 repair each
-    assert run.results["simulation_persisting_problems"] == 2
+    # A random-weight model writes no "Speaker: utterance" line. Its replies are cut at 8 tokens (asked again
+    # at 16) or stop early, by chance of the prompt; either way every simulation stops (cut twice, or
+    # unusable after a repair), is counted, and nothing is compared; the human continuations are still
+    # judged (and fail to parse, counted too).
+    excluded = run.results["excluded"]
+    assert run.results["n"] == 2 and excluded["simulation_cut"] + excluded["simulation_incomplete"] == 2
+    assert run.results["n_compared"] == 0 and all(r["simulated"] == [] for r in run.records)
+    reasons = [f for r in run.records for f in r["simulation_finish_reasons"]]
+    assert set(reasons) <= {"length", "stop"} and run.results["simulation_cut_replies"] == reasons.count("length")
     assert all(r["human_behaviours_raw"] is not None for r in run.records)
     # the random judge's answers about the human continuations are unusable too: counted per kind
     assert run.results["unusable_judge_answers"]["human behaviours"] == 2
@@ -135,21 +139,128 @@ def test_an_instance_with_a_row_error_is_excluded_and_counted(cocoeval_built: Pa
 
 
 class Cutting(Scripted):
-    """Scripted, but each first simulation reply is cut at the token limit in the middle of its last turn."""
+    """Scripted, but a simulation reply asked with fewer than ``enough`` new tokens is cut at the limit in
+    the middle of its last turn (``finish_reason: "length"``)."""
+
+    def __init__(self, enough: int) -> None:
+        super().__init__()
+        self.enough = enough
+        self.limits: list[int] = []
 
     def generate(self, prompts: Sequence[list[dict]], params: GenerationParams) -> Iterator[tuple[int, Generation]]:
         for i, answer in super().generate(prompts, params):
-            text = prompts[i][0]["content"]
-            if "Write the next" in text and "simulated line" not in text.split("The conversation so far:")[-1]:
-                yield i, Generation(answer.text + " CUT-MID", finish_reason="length")
-            else:
-                yield i, answer
+            if "Write the next" in prompts[i][0]["content"]:
+                self.limits.append(params.max_new_tokens)
+                if params.max_new_tokens < self.enough:
+                    answer = Generation(answer.text + " CUT-MID", finish_reason="length")
+            yield i, answer
 
 
-def test_a_cut_simulation_reply_drops_its_cut_turn(cocoeval_built: Path, tmp_path: Path) -> None:
-    run = run_cocoeval(model=Cutting(), judge=Scripted(), out=tmp_path / "run", config="qmsum_committee", limit=2,
+def test_a_cut_reply_is_asked_again_with_twice_the_limit(cocoeval_built: Path, tmp_path: Path) -> None:
+    model = Cutting(enough=2000)
+    run = run_cocoeval(model=model, judge=Scripted(), out=tmp_path / "run", config="qmsum_committee", limit=2,
                        dataset=cocoeval_built, cache=tmp_path / "c.sqlite", n_bootstrap=20, progress=False)
-    # before the fix, the cut turn ("... CUT-MID") was kept as a whole one
+    # 5 turns per call: limit max(1024, 256 * 5) = 1280, cut; asked again at 2 * 1280 = 2560, complete.
+    # Before: the cut reply's complete turns were kept and no reply was asked again.
+    assert sorted(set(model.limits)) == [1280, 2560]
     assert all(r["simulation_complete"] and len(r["simulated"]) == 30 for r in run.records)
     assert not any("CUT-MID" in t["utterance"] for r in run.records for t in r["simulated"])
-    assert run.results["simulation_cut_replies"] == sum(r["simulation_cut_replies"] for r in run.records) >= 2
+    # every request at 1280 was cut (at least 6 rounds x 2 instances; repairs add more), each recorded
+    # and followed by its retry's reply
+    reasons = [r["simulation_finish_reasons"] for r in run.records]
+    assert run.results["simulation_cut_replies"] == sum(f.count("length") for f in reasons) >= 12
+    assert all(f[k + 1] is None for f in reasons for k, reason in enumerate(f) if reason == "length")
+    assert run.results["excluded"]["simulation_cut"] == 0
+    # the report shows the cut replies, and the mismatch as convbench's with its noise floor beside it
+    pytest.importorskip("matplotlib", reason="reports need the report extra")
+    import pandas as pd
+
+    from convbench_datasets.report import write_report
+
+    page = write_report([tmp_path / "run"], tmp_path / "report").read_text()
+    cut = run.results["simulation_cut_replies"]
+    assert f"{cut} cut replies, 0 instances excluded" in page and "convbench's addition" in page
+    table = pd.read_csv(tmp_path / "report" / "tables" / "cocoeval_overall.csv")
+    floor = table[table["scale"].str.startswith("mismatch noise floor")]["mean"]
+    assert list(floor) == [pytest.approx(run.results["mismatch_floor"])] and run.results["mismatch_floor"] is not None
+    assert run.results["signature"]["cut_retry_max_new_tokens"] == 2560
+
+
+def test_a_reply_cut_twice_is_a_counted_failure(cocoeval_built: Path, tmp_path: Path) -> None:
+    run = run_cocoeval(model=Cutting(enough=10**6), judge=Scripted(), out=tmp_path / "run", config="qmsum_committee",
+                       limit=2, dataset=cocoeval_built, cache=tmp_path / "c.sqlite", n_bootstrap=20, progress=False)
+    # no cut turn is ever kept: both instances stop at their first reply, are counted and left out
+    assert all(r["simulated"] == [] and not r["simulation_complete"] for r in run.records)
+    assert run.results["excluded"]["simulation_cut"] == 2 and run.results["excluded"]["simulation_incomplete"] == 0
+    assert run.results["simulation_cut_replies"] == 4 and run.results["n_compared"] == 0
+    assert run.records[1]["excluded"] == "simulation reply cut at the token limit (1280 tokens, then 2560)"
+
+
+class Copying(Scripted):
+    """Scripted, but when asked to copy first, it copies the conversation's last five lines, then writes
+    the new turns; it records the presence penalty and token limit it was asked with."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.params: set[tuple[int, float | None]] = set()
+
+    def generate(self, prompts: Sequence[list[dict]], params: GenerationParams) -> Iterator[tuple[int, Generation]]:
+        for i, messages in enumerate(prompts):
+            text = messages[0]["content"]
+            if "First copy the last" not in text:
+                yield from ((i, g) for _, g in super().generate([messages], params))
+                continue
+            self.params.add((params.max_new_tokens, params.presence_penalty))
+            wanted = int(re.search(r"then write\s+the next (\d+) turns", text).group(1))
+            history = text.split("The conversation so far:\n")[1].split("\n\n")[0].splitlines()
+            speaker = history[0].split(":")[0]
+            new = [f"{speaker}: simulated line {k}" for k in range(wanted)]
+            yield i, Generation("\n".join([*history[-5:], *new]))
+
+
+def test_the_repetition_countermeasure_copies_then_drops_the_copy(cocoeval_built: Path, tmp_path: Path) -> None:
+    model = Copying()
+    run = run_cocoeval(model=model, judge=Scripted(), out=tmp_path / "run", config="qmsum_committee", limit=2,
+                       repetition_countermeasure=True, dataset=cocoeval_built, cache=tmp_path / "c.sqlite",
+                       n_bootstrap=20, progress=False)
+    # paper, appendix C.2: presence_penalty 2.0; limit 256 per turn written, 5 asked + 5 copied: 2560
+    assert model.params == {(2560, 2.0)}
+    signature = run.results["signature"]
+    assert signature["repetition_countermeasure"] == {"copied_turns": 5, "presence_penalty": 2.0}
+    assert signature["generation"] == {"max_new_tokens": 2560, "temperature": 0.0, "presence_penalty": 2.0}
+    # only the new turns are kept (and judged): the copied history lines never reach the continuation
+    assert all(r["simulation_complete"] and len(r["simulated"]) == 30 for r in run.records)
+    assert all(t["utterance"].startswith("simulated line") for r in run.records for t in r["simulated"])
+    plain = run_cocoeval(model=Scripted(), judge=Scripted(), out=tmp_path / "plain", config="qmsum_committee", limit=1,
+                         dataset=cocoeval_built, cache=tmp_path / "c.sqlite", n_bootstrap=0, progress=False)
+    assert plain.results["signature"]["repetition_countermeasure"] is None
+    assert plain.results["signature"]["generation"] == {"max_new_tokens": 1280, "temperature": 0.0}
+
+
+def test_token_limit_scales_with_turns_per_call() -> None:
+    from convbench_datasets.runner.cocoeval_run import simulation_token_limit
+
+    # 256 tokens per turn written, at least 1024 (the former fixed default)
+    assert [simulation_token_limit(n) for n in (1, 5, 30)] == [1024, 1280, 7680]
+    assert simulation_token_limit(30, copied=5) == 256 * 35
+
+
+def test_cli_passes_bootstrap_and_the_countermeasure(monkeypatch: pytest.MonkeyPatch) -> None:
+    from convbench_datasets import cli
+    from convbench_datasets.errors import ConvbenchError
+    from convbench_datasets.runner import cocoeval_run
+
+    seen: dict = {}
+
+    def fake(**kwargs):
+        seen.update(kwargs)
+        raise ConvbenchError("stop here")
+
+    monkeypatch.setattr(cocoeval_run, "run_cocoeval", fake)
+    common = ["run", "cocoeval", "--model", "openai:m", "--judge", "openai:j", "--out", "x"]
+    assert cli.main([*common, "--bootstrap", "7", "--repetition-countermeasure"]) != 0
+    assert seen["n_bootstrap"] == 7 and seen["repetition_countermeasure"] is True and seen["max_new_tokens"] is None
+    assert cli.main(common) != 0 and seen["n_bootstrap"] == 1000 and seen["repetition_countermeasure"] is False
+    seen.clear()
+    assert cli.main(["run", "nc", "--model", "openai:m", "--judge", "openai:j", "--out", "x", "--bootstrap", "7"]) != 0
+    assert not seen

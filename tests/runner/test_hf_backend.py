@@ -85,3 +85,28 @@ def test_answers_are_kept_as_decoded_not_stripped(tmp_path: Path, monkeypatch: p
     out = dict(backend.generate(PROMPTS[:1], GenerationParams(max_new_tokens=2)))
     assert out[0].text.startswith("\n") and out[0].text.endswith("  ")
     assert backend.identity()["text"] == "raw"  # stripped answers cached by earlier versions are not reused
+
+
+def test_presence_penalty_subtracts_once_per_token_already_in_the_answer() -> None:
+    import torch
+
+    from convbench_datasets.runner.backends.hf import PresencePenalty
+
+    # prompt of 2 tokens (9, 9), answer so far tokens 1, 3, 1: tokens 1 and 3 lose 2.0 once each; the
+    # prompt's token 9 is not penalised (OpenAI's meaning, as vLLM applies it)
+    scores = PresencePenalty(2.0, prompt_length=2)(torch.tensor([[9, 9, 1, 3, 1]]), torch.zeros(1, 10))
+    assert scores.tolist() == [[0.0, -2.0, 0.0, -2.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0]]
+
+
+def test_presence_penalty_reaches_generation_greedy_only(tmp_path: Path) -> None:
+    from convbench_datasets.errors import ConvbenchError
+    from tests.support.tiny_models import build_tiny_lm
+
+    backend = backend_from_spec(f"hf:{build_tiny_lm(tmp_path / 'lm')}", device="cpu")
+    prompt = [PROMPTS[1]]
+    plain = dict(backend.generate(prompt, GenerationParams(max_new_tokens=12)))[0].text.split()
+    penalised = dict(backend.generate(prompt, GenerationParams(max_new_tokens=12, presence_penalty=1e4)))[0].text.split()
+    # the random model repeats words; with a penalty far above any logit gap no token can come back
+    assert len(set(plain)) < len(plain) and len(set(penalised)) == len(penalised) > 1
+    with pytest.raises(ConvbenchError, match="presence_penalty is supported with greedy decoding"):
+        dict(backend.generate(prompt, GenerationParams(max_new_tokens=4, temperature=0.7, presence_penalty=2.0)))

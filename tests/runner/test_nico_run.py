@@ -89,3 +89,62 @@ def test_an_answer_too_long_to_score_is_that_rows_error_not_a_failed_run(task: s
     rescored = json.loads((tmp_path / "run" / "results.json").read_text(encoding="utf-8"))
     assert {k: v for k, v in rescored.items() if k not in ("signature", "stats")} == {
         k: v for k, v in run.results.items() if k not in ("signature", "stats")}
+
+
+class FixedTurns(Backend):
+    """Answers every prompt with one of a few everyday turns, by position: no model, no network."""
+
+    kind, model = "stub", "fixed-turns"
+    TURNS = ("好啊，我同意。", "那我们明天见吧。", "CharacterB：行，就这么定了。")
+
+    def generate(self, prompts, params):
+        for i, _ in enumerate(prompts):
+            yield i, Generation(self.TURNS[i % len(self.TURNS)], finish_reason="stop")
+
+
+def test_run_nico_passes_the_bertscore_layer(nico_built: Path, tmp_path: Path) -> None:
+    # Before: run_nico had no layer option, and a local folder made bert-score raise KeyError
+    # (its layer table knows model names only). Expected values: bert-score itself on the run's turns.
+    pytest.importorskip("bert_score", reason="BERTScore needs the bertscore extra")
+    import bert_score
+
+    from tests.support.tiny_models import build_tiny_bert
+
+    model = build_tiny_bert(tmp_path / "bert", "".join(FixedTurns.TURNS) + "你我他好的吗了是不在有这个")
+    for layer in (None, 2):
+        run = run_nico(task="open_domain", model=FixedTurns(), out=tmp_path / f"run-{layer}", split="train", limit=4,
+                       dataset=nico_built, cache=tmp_path / "c.sqlite", bertscore=True, bertscore_model=str(model),
+                       bertscore_layer=layer, progress=False)
+        expected_layer = 1 if layer is None else 2  # None: 2/3 of the tiny model's 2 layers, rounded half up
+        _, _, f1 = bert_score.score([r["turn"] for r in run.records], [r["reference"] for r in run.records],
+                                    model_type=str(model), num_layers=expected_layer, lang="zh", verbose=False)
+        assert run.results["signature"]["bertscore_layer"] == expected_layer
+        assert run.results["bertscore_f1"] == pytest.approx(100.0 * float(f1.mean()), abs=1e-6)
+        assert "bertscore_error" not in run.results
+
+
+def test_cli_bertscore_layer(nico_built: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str],
+                             monkeypatch: pytest.MonkeyPatch) -> None:
+    pytest.importorskip("bert_score", reason="BERTScore needs the bertscore extra")
+    import huggingface_hub.constants
+
+    from tests.support.tiny_models import build_tiny_bert
+
+    model = build_tiny_bert(tmp_path / "bert", "".join(FixedTurns.TURNS))
+    base = ["run", "nico", "--task", "open_domain", "--model", "baseline:silence", "--split", "train", "--limit", "2",
+            "--dataset", str(nico_built), "--cache", str(tmp_path / "c.sqlite"), "--no-progress"]
+    assert main([*base, "--out", str(tmp_path / "a"), "--bertscore-layer", "2"]) == 1
+    assert "--bertscore-layer needs --bertscore MODEL" in capsys.readouterr().err
+    assert main([*base, "--out", str(tmp_path / "b"), "--bertscore", str(model), "--bertscore-layer", "2"]) == 0
+    results = json.loads((tmp_path / "b" / "results.json").read_text(encoding="utf-8"))
+    assert results["signature"]["bertscore_layer"] == 2 and results["signature"]["bertscore_layer_rule"] == "given"
+    # Offline without the model: the run is written with its other scores and BERTScore's error, and
+    # the command says so in one line (before: the run failed and wrote nothing).
+    monkeypatch.setattr(huggingface_hub.constants, "HF_HUB_OFFLINE", True)
+    capsys.readouterr()
+    assert main([*base, "--out", str(tmp_path / "c"), "--bertscore", "convbench-test/no-such-bert"]) == 0
+    results = json.loads((tmp_path / "c" / "results.json").read_text(encoding="utf-8"))
+    assert results["bertscore_f1"] is None and "rouge_l" in results and results["n"] == 2
+    assert "BERTScore not computed: model 'convbench-test/no-such-bert'" in results["bertscore_error"]
+    warning = [line for line in capsys.readouterr().err.splitlines() if "BERTScore" in line]
+    assert len(warning) == 1 and warning[0].startswith("convbench: warning: BERTScore not computed")

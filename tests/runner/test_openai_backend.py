@@ -113,3 +113,23 @@ def test_a_fatal_error_hands_over_answers_that_arrived_first() -> None:
         generator.close()  # the consumer stops (as on Ctrl-C): no new requests start
         count = state.count()
     assert received[0][1].text == "question 0" and count <= 2
+
+
+def test_presence_penalty_is_sent_only_when_set() -> None:
+    # issue #12: the CoCoEval repetition countermeasure needs presence_penalty on the wire; unset, the
+    # request body (and so every earlier cache key and server) stays as before
+    import json
+
+    from convbench_datasets.runner.cache import cache_key
+
+    sent: list[dict] = []
+    backend = OpenAICompatBackend("m", base_url="http://127.0.0.1:9/v1", retry=FAST)
+    backend._post = lambda body: sent.append(json.loads(body)) or {
+        "choices": [{"message": {"content": "ok"}, "finish_reason": "stop"}]}
+    dict(backend.generate(PROMPTS[:1], GenerationParams(max_new_tokens=16, presence_penalty=2.0)))
+    dict(backend.generate(PROMPTS[:1], PARAMS))
+    assert sent[0]["presence_penalty"] == 2.0 and "presence_penalty" not in sent[1]
+    assert PARAMS.to_dict() == {"max_new_tokens": 16, "temperature": 0.0}
+    old_key = cache_key({"kind": "openai"}, PROMPTS[0], {"max_new_tokens": 16, "temperature": 0.0})
+    assert cache_key({"kind": "openai"}, PROMPTS[0], PARAMS.to_dict()) == old_key
+    assert cache_key({"kind": "openai"}, PROMPTS[0], GenerationParams(16, presence_penalty=2.0).to_dict()) != old_key

@@ -100,3 +100,88 @@ def test_behaviour_columns_from_to_pandas_numpy_arrays_are_accepted() -> None:
     assert type(frame["model"][0]).__name__ == "ndarray"
     out = score_frequencies(frame["model"].to_list(), frame["human"].to_numpy(), behaviours=NAMES, n_bootstrap=0)
     assert out["mismatch"] == pytest.approx(40.0)
+
+
+# --- issue #12: groups, the vectorised bootstrap, the mismatch's noise floor ---
+
+
+def test_group_totals_put_unclear_intent_with_the_uncollaborative() -> None:
+    # built-in taxonomy. Model: Unclear Intent + Repetition; human: Unclear Intent + Off Topic + Off Topic.
+    # inconsistent: model 1 (Repetition), human 0; uncollaborative: model 1, human 3 (Unclear Intent counts here).
+    out = score_frequencies([["Unclear Intent", "Repetition"]], [["Unclear Intent", "Off Topic", "Off Topic"]],
+                            n_bootstrap=0)
+    assert out["by_group"] == {"inconsistent": {"model_mean": 1.0, "human_mean": 0.0, "difference": 1.0},
+                               "uncollaborative": {"model_mean": 1.0, "human_mean": 3.0, "difference": -2.0}}
+    assert "by_group" not in score_frequencies([["Repetition"]], [[]], behaviours=NAMES, n_bootstrap=0)
+
+
+def test_vectorised_intervals_match_a_slow_loop_on_the_same_draws() -> None:
+    import numpy as np
+
+    from convbench_datasets.scoring.behavior_frequency import bootstrap_draws
+
+    predictions = [["Repetition"] * (i % 3) + ["Interruption"] * (i % 2) for i in range(9)]
+    references = [["Repetition"] * (i % 2) + ["Off Topic"] * ((i + 1) % 3) for i in range(9)]
+    groups = ["a", "a", "b", "c", "c", "c", "d", "e", "e"]
+    clusters = [[0, 1], [2], [3, 4, 5], [6], [7, 8]]  # by first appearance, as the scorer groups them
+    groups_of = {"Repetition": "x", "Off Topic": "y", "Interruption": "y"}
+    out = score_frequencies(predictions, references, groups=groups, behaviours=NAMES, behaviour_groups=groups_of,
+                            n_bootstrap=300, seed=11)
+    # the slow reference: one resample at a time, rows of the drawn clusters concatenated, over the same draws
+    model = np.array([[p.count(n) for n in NAMES] for p in predictions], dtype=float)
+    human = np.array([[r.count(n) for n in NAMES] for r in references], dtype=float)
+    ms, hs = [], []
+    for draw in bootstrap_draws(np.random.default_rng(11), 300, len(clusters)):
+        rows = [i for c in draw for i in clusters[c]]
+        ms.append(model[rows].mean(axis=0))
+        hs.append(human[rows].mean(axis=0))
+    m, h = np.array(ms), np.array(hs)
+    mismatch = [100 * abs(a - b).sum() / b.sum() for a, b in zip(m, h) if b.sum()]
+    intervals = out["intervals"]
+    for i, name in enumerate(NAMES):
+        assert intervals["model_mean"][name] == pytest.approx(list(np.percentile(m[:, i], [2.5, 97.5])))
+        assert intervals["difference"][name] == pytest.approx(list(np.percentile(m[:, i] - h[:, i], [2.5, 97.5])))
+    assert intervals["mismatch"] == pytest.approx(list(np.percentile(mismatch, [2.5, 97.5])))
+    y = m[:, 1] + m[:, 2] - h[:, 1] - h[:, 2]  # group y: Off Topic + Interruption
+    assert intervals["by_group"]["y"]["difference"] == pytest.approx(list(np.percentile(y, [2.5, 97.5])))
+
+
+def test_split_half_mismatch_by_hand() -> None:
+    import numpy as np
+
+    from convbench_datasets.scoring.behavior_frequency import split_half_mismatch
+
+    # human counts (Repetition, Off Topic) of 4 instances, one conversation each; the order puts 0, 1 first.
+    # halves: (0.5, 0.5) and (1.5, 0.5); |difference| total 1.0; all-data human total 1.0 + 0.5 = 1.5;
+    # mismatch 100 * 1 / 1.5 = 66.67, scaled by sqrt((2/4) / (1/2 + 1/2)) = sqrt(0.5): 47.14
+    human = np.array([[1, 0], [0, 1], [2, 1], [1, 0]], dtype=float)
+    value = split_half_mismatch(human, [[0], [1], [2], [3]], np.array([[0, 1, 2, 3]]))
+    assert value[0] == pytest.approx(100 / 1.5 * math.sqrt(0.5))
+
+
+def test_mismatch_floor_is_what_a_simulator_identical_to_the_humans_scores() -> None:
+    # reference: a Monte Carlo of the definition. Human and "model" continuations drawn independently
+    # from one distribution (Poisson counts per type); the mean mismatch of such pairs is the floor the
+    # estimate, which sees only the human half, must reproduce (within 10%).
+    import numpy as np
+
+    from convbench_datasets.scoring.behavior_frequency import mismatch_floor
+
+    rng = np.random.default_rng(5)
+    rates = np.array([1.0, 0.3, 0.1, 0.05])
+    actual, estimated = [], []
+    for _ in range(150):
+        human, model = rng.poisson(rates, size=(120, 4)), rng.poisson(rates, size=(120, 4))
+        actual.append(100 * abs(model.mean(0) - human.mean(0)).sum() / human.mean(0).sum())
+        estimated.append(mismatch_floor(human.astype(float), [[i] for i in range(120)], splits=50))
+    assert np.mean(estimated) == pytest.approx(np.mean(actual), rel=0.10)
+
+
+def test_mismatch_floor_is_reported_beside_the_mismatch() -> None:
+    predictions = [["Repetition"] * (i % 3) for i in range(12)]
+    references = [["Repetition"] * (i % 2) for i in range(12)]
+    out = score_frequencies(predictions, references, behaviours=NAMES, n_bootstrap=0, sources=["s"] * 12)
+    assert out["mismatch_floor"] > 0 and out["per_source"]["s"]["mismatch_floor"] == out["mismatch_floor"]
+    # one conversation cannot be split in two: no floor
+    assert score_frequencies(predictions, references, behaviours=NAMES, n_bootstrap=0,
+                             groups=["c"] * 12)["mismatch_floor"] is None

@@ -189,3 +189,84 @@ def test_columns_from_to_pandas_numpy_arrays_score_as_lists() -> None:
     got = score_generation(frame["prediction"].to_numpy(), frame["reference"].to_numpy(dtype=str),
                            interaction_types=frame["kind"].to_numpy(), tokenizer="char")
     assert got == expected
+
+
+def _bert_score_f1(predictions: list[str], references: list[str], model: Path, layer: int) -> float:
+    """The reference: bert-score itself, told the layer, on the same texts."""
+    import bert_score
+
+    _, _, f1 = bert_score.score(predictions, references, model_type=str(model), num_layers=layer, lang="zh",
+                                batch_size=4, verbose=False)
+    return 100.0 * float(f1.mean())
+
+
+PREDICTIONS, REFERENCES = ["我今天很开心", "去公园散步", "好的"], ["今天我很开心", "谢谢没问题", "好的吧"]
+
+
+def test_bertscore_layer_is_inferred_for_a_local_folder(tmp_path: Path) -> None:
+    # Before: bert_score.score looked the folder up in its layer table and raised KeyError unless
+    # num_layers was given. Now: 2/3 of the model's 2 layers, rounded half up = 1 (DEFAULT_LAYER_FRACTION).
+    pytest.importorskip("bert_score", reason="BERTScore needs the bertscore extra")
+    from tests.support.tiny_models import build_tiny_bert
+
+    model = build_tiny_bert(tmp_path / "bert", CHARS)
+    out = score_generation(PREDICTIONS, REFERENCES, bertscore=True, bertscore_model=str(model),
+                           bertscore_options={"batch_size": 4})
+    assert out["signature"]["bertscore_layer"] == 1 and out["signature"]["bertscore_layer_rule"].startswith("default")
+    assert out["bertscore_f1"] == pytest.approx(_bert_score_f1(PREDICTIONS, REFERENCES, model, 1), abs=1e-6)
+    given = score_generation(PREDICTIONS, REFERENCES, bertscore=True, bertscore_model=str(model),
+                             bertscore_options={"batch_size": 4, "num_layers": 2})
+    assert given["signature"]["bertscore_layer"] == 2 and given["signature"]["bertscore_layer_rule"] == "given"
+    assert given["bertscore_f1"] == pytest.approx(_bert_score_f1(PREDICTIONS, REFERENCES, model, 2), abs=1e-6)
+    assert given["bertscore_f1"] != out["bertscore_f1"]  # the layer matters, so the signature records it
+
+
+def test_bertscore_uses_bert_scores_own_layer_for_known_models(tmp_path: Path) -> None:
+    # bert-score's table (bert_score.utils.model2layers) gives bert-base-chinese layer 8: by name (no
+    # download: a table look-up), for a folder named after it, and for a Hugging Face cache snapshot of it.
+    pytest.importorskip("bert_score", reason="BERTScore needs the bertscore extra")
+    import shutil
+
+    from bert_score.utils import model2layers
+
+    from convbench_datasets.scoring.bertscore import resolve_layer
+    from tests.support.tiny_models import build_tiny_bert
+
+    assert model2layers["bert-base-chinese"] == 8
+    assert resolve_layer("bert-base-chinese").layer == 8
+    folder = build_tiny_bert(tmp_path / "bert-base-chinese", CHARS, layers=12)  # bert-base-chinese's depth
+    snapshot = tmp_path / "hub" / "models--bert-base-chinese" / "snapshots" / "0123abcd"
+    shutil.copytree(folder, snapshot)
+    assert resolve_layer(str(folder)).layer == 8 and resolve_layer(str(snapshot)).layer == 8
+    # a folder with that name but fewer layers than 8 is not that model: the default, 2/3 of 2 -> 1
+    shallow = build_tiny_bert(tmp_path / "small" / "bert-base-chinese", CHARS)
+    assert resolve_layer(str(shallow)) == (1, "default: 2/3 of the model's 2 layers")
+    out = score_generation(PREDICTIONS, REFERENCES, bertscore=True, bertscore_model=str(folder),
+                           bertscore_options={"batch_size": 4})
+    assert out["signature"]["bertscore_layer"] == 8
+    assert out["bertscore_f1"] == pytest.approx(_bert_score_f1(PREDICTIONS, REFERENCES, folder, 8), abs=1e-6)
+
+
+def test_bertscore_failing_offline_keeps_the_other_scores(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    # Before: the model load raised (after 12-16 s of retries offline) and BLEU/ROUGE/Distinct were lost.
+    pytest.importorskip("bert_score", reason="BERTScore needs the bertscore extra")
+    import huggingface_hub.constants
+
+    monkeypatch.setattr(huggingface_hub.constants, "HF_HUB_OFFLINE", True)  # offline at once: no retries, no network
+    plain = score_generation(PREDICTIONS, REFERENCES)
+    for model, says in (("convbench-test/no-such-bert", "huggingface-cli download convbench-test/no-such-bert --local-dir DIR"),
+                        (str(tmp_path / "missing"), "there is no model folder")):
+        with pytest.warns(UserWarning, match="BERTScore not computed"):  # said, as well as recorded
+            out = score_generation(PREDICTIONS, REFERENCES, bertscore=True, bertscore_model=model)
+        assert {k: out[k] for k in plain if k != "signature"} == {k: v for k, v in plain.items() if k != "signature"}
+        assert out["bertscore_f1"] is None and out["signature"]["bertscore_model"] == model
+        assert model in out["bertscore_error"] and says in out["bertscore_error"]
+        assert "\n" not in out["bertscore_error"]
+
+
+def test_bertscore_options_are_checked_before_any_work() -> None:
+    pytest.importorskip("bert_score", reason="BERTScore needs the bertscore extra")
+    from convbench_datasets.errors import ConvbenchError
+
+    with pytest.raises(ConvbenchError, match=re.escape("bertscore num_layers must be a whole number of at least 0, got -1")):
+        score_generation(["好"], ["好"], bertscore=True, bertscore_options={"num_layers": -1})

@@ -8,6 +8,7 @@ import time
 import pytest
 
 from convbench_datasets.errors import ConvbenchError
+from convbench_datasets.scoring.unnatural_answer import read_answer
 from convbench_datasets.scoring.unnatural_prf import MAX_FUZZY_SENTENCES, parse_answer, score_unnatural
 
 S1, S2, S3 = "我对于此事表示赞同。", "恰逢本人亦有减重之意愿。", "你为何如此焦急？"
@@ -19,11 +20,14 @@ S1, S2, S3 = "我对于此事表示赞同。", "恰逢本人亦有减重之意�
         ("无", []), ("没有不自然的句子。", []), ("None.", []), ("", []), (None, []),
         (f"{S1}\n\n{S2}", [S1, S2]),
         (f"CharacterA: {S1}\nB：“{S2}”", [S1, S2]),
-        (f"1. 甲：{S1}\n2、{S3}\n- {S1}", [S1, S3]),
+        (f"1. 甲：{S1}\n2、 {S3}\n- {S1}", [S1, S3]),
+        # a number directly followed by text is kept unless the gold sentences say otherwise (below)
+        (f"2、{S3}", [f"2、{S3}"]),
     ],
 )
 def test_parse_answer(answer: str | None, sentences: list[str]) -> None:
     assert parse_answer(answer) == sentences
+    assert parse_answer(f"2、{S3}", [S3]) == [S3]
 
 
 def test_always_none_scores_the_share_of_clean_dialogues() -> None:
@@ -102,11 +106,11 @@ def test_containing_scores_are_none_when_no_dialogue_has_unnatural_sentences() -
 def test_pathological_lengths_are_refused_before_any_work(monkeypatch: pytest.MonkeyPatch) -> None:
     from convbench_datasets.scoring import unnatural_prf
 
-    def no_work(text: str | None) -> list[str]:
+    def no_work(*args: object) -> list[str]:
         raise AssertionError("parsing started before the length check")
 
     huge = "我" * (10 * 2**20)  # 10 MiB of characters: parsing and fuzzy matching would run for minutes
-    monkeypatch.setattr(unnatural_prf, "parse_answer", no_work)
+    monkeypatch.setattr(unnatural_prf, "read_answer", no_work)
     start = time.monotonic()
     with pytest.raises(ConvbenchError, match="row 1: field 'predictions' is 10,485,760 characters long, over the limit of 20,000"):
         score_unnatural(["无", huge], [[], []], match="fuzzy")
@@ -152,3 +156,134 @@ def test_reference_columns_from_to_pandas_numpy_arrays_are_accepted() -> None:
     with pytest.raises(ConvbenchError, match=re.escape("row 0: field 'references' item 0 must be a sentence (string), got int")):
         score_unnatural(["无"], [np.array([1, 2])])
 
+
+
+# --- reading real model answers (issue #13). The expected readings are the dialogue sentences as
+# written: what a person reading the answer sees the model name.
+
+@pytest.mark.parametrize(
+    "answer,gold",
+    [
+        ("3.5元太贵了吧", "3.5元太贵了吧"), ("2、3个人就够了", "2、3个人就够了"), ("1)号线人太多了", "1)号线人太多了"),
+        # a real list marker before them: followed by a space, or text that then matches a sentence better
+        ("1. 3.5元太贵了吧", "3.5元太贵了吧"), ("2.2、3个人就够了", "2、3个人就够了"), ("（3）1)号线人太多了", "1)号线人太多了"),
+        ("1.我认为此价格偏高，", "我认为此价格偏高，"),
+    ],
+)
+def test_list_numbers_are_stripped_only_where_they_are_list_markers(answer: str, gold: str) -> None:
+    # Before: the stripper ate "3." of "3.5元", "2、" of "2、3个人" and "1)" of "1)号线" and each scored 0.
+    assert parse_answer(answer, [gold]) == [gold]
+    assert score_unnatural([answer], [[gold]])["f1"] == 100.0  # one sentence, matched: P = R = 1
+
+
+# How models say "there are none", in Chinese and English (written for this test in the forms seen in
+# model answers: bare words, full sentences, labelled, bracketed, with reasons).
+NONE_PHRASINGS = (
+    "无", "无。", "没有", "没有。", "没有了", "没有不自然的句子。", "没有发现不自然的句子。", "以上对话中没有不自然的句子。",
+    "这段对话中没有不自然的句子。", "这段对话里不存在不自然的句子。", "未发现不自然的句子。", "我没有找到不自然的句子。",
+    "对话中的句子都很自然。", "所有句子都很自然，没有需要修改的地方。", "这段对话整体自然流畅，没有不自然的句子。",
+    "这段对话很自然。", "每句话都挺口语化的。", "都挺自然的。", "答：无", "不自然的句子：无", "无（所有句子都很自然）",
+    "无，对话中的表达都很地道。", "经过检查，没有不自然的句子。", "该对话中并无不自然之处。", "**无**", "“无”",
+    "None", "None.", "No.", "N/A", "Nothing.", "No unnatural sentences.", "There are no unnatural sentences in this dialogue.",
+    "I didn't find any unnatural sentences.", "I did not find any unnatural sentence.", "All sentences are natural.",
+    "All the sentences sound natural.", "The dialogue sounds natural throughout.", "Everything sounds natural.",
+    "None found.", "There are none.", "No unnatural sentences were found.", "Answer: None",
+    "The conversation is entirely natural; no sentence needs changing.", "无。\n所有句子都比较口语化。",
+)
+
+
+@pytest.mark.parametrize("answer", NONE_PHRASINGS)
+def test_negative_answers_in_any_wording_are_none(answer: str) -> None:
+    reading = read_answer(answer, [S1])
+    assert reading.sentences == [] and reading.none
+
+
+def test_always_none_in_varied_wording_scores_the_share_of_clean_dialogues() -> None:
+    # Before, "没有发现不自然的句子。" or "No unnatural sentences." were predicted sentences: this baseline
+    # scored 0 instead of 47.5 (19 of 40 clean dialogues: P = R = 1 there, 0 elsewhere, as in the test above).
+    assert len(NONE_PHRASINGS) >= 30
+    answers = [NONE_PHRASINGS[i % len(NONE_PHRASINGS)] for i in range(40)]
+    out = score_unnatural(answers, [[] for _ in range(19)] + [[S1] for _ in range(21)])
+    assert (out["precision"], out["recall"], out["f1"]) == (47.5, 47.5, 47.5) and out["none_answers"] == 40
+
+
+# Everyday dialogue sentences that mention "no", "natural" or "stiff": a model quoting one names it.
+DIALOGUE_SENTENCES = (
+    "没有啊，我觉得挺好的。", "没问题，晚上就发你。", "一切顺其自然吧。", "我们都说得很流畅。", "大自然真美。",
+    "你这句话说得太生硬了。", "无所谓，你定吧。", "好的～", "No problem.",
+)
+
+
+@pytest.mark.parametrize("sentence", DIALOGUE_SENTENCES)
+def test_everyday_sentences_are_not_read_as_none(sentence: str) -> None:
+    assert parse_answer(sentence) == [sentence]  # even without knowing the gold sentences
+    assert score_unnatural([sentence], [[sentence]])["f1"] == 100.0
+
+
+@pytest.mark.parametrize("answer", ["没有。", "没有", "“没有。”", "B：没有。", "1. 无"])
+def test_a_gold_sentence_that_says_no_is_matchable(answer: str) -> None:
+    # Alone, "没有。" answers "none"; when it is the dialogue's own unnatural sentence it is that
+    # sentence. Before, it always read as "none": P = R = 0 instead of 1.
+    gold = answer.split()[-1].strip("“”").removeprefix("B：")
+    assert score_unnatural([answer], [[gold]])["f1"] == 100.0
+    assert score_unnatural([answer], [[]])["f1"] == 100.0  # on a clean dialogue it is a right "none"
+
+
+def test_preamble_lines_are_not_predictions() -> None:
+    # Before, each preamble was a second predicted sentence: P = 1/2 instead of 1.
+    for preamble in ("以下是不自然的句子：", "The unnatural sentences are:", "不自然的句子如下", "Here are the unnatural sentences"):
+        reading = read_answer(f"{preamble}\n\n{S1}", [S1])
+        assert reading.sentences == [S1] and reading.ignored == [preamble]
+        assert score_unnatural([f"{preamble}\n\n{S1}"], [[S1]])["precision"] == 100.0
+
+
+@pytest.mark.parametrize("answer", ["好的～", "好的~", "好的〜", "好的！♪", "好的😊", "好的\u200b。"])
+def test_trailing_tildes_and_symbols_are_normalised_like_punctuation(answer: str) -> None:
+    # "～" (NFKC "~", a math symbol) was kept, so "好的～" did not match "好的。" (f1 0).
+    assert score_unnatural([answer], [["好的。"]])["f1"] == 100.0
+
+
+def test_two_quoted_sentences_on_one_line_are_two_predictions() -> None:
+    # Before: one prediction '我对于此事表示赞同。”和“你为何如此焦急？' matching neither (f1 0).
+    for line in (f"“{S1}”和“{S3}”", f"「{S1}」「{S3}」", f'"{S1}", "{S3}"'):
+        assert parse_answer(line) == [S1, S3]
+        assert score_unnatural([line], [[S1, S3]])["f1"] == 100.0
+
+
+# Ten dialogues: gold sentences, a non-gold sentence the model also names (N1..N3), and the clean
+# verbatim answer (one sentence per line, "无" for none, as the prompt asks).
+N1, N2, N3, S4 = "那我先走了。", "明天见。", "行吧。", "此乃吾辈之荣幸。"
+FORMAT_GOLD = [[S1, S2], [S3], [], [], ["3.5元太贵了吧"], ["2、3个人就够了", "1)号线人太多了"], ["没有。"], [S4], [],
+               ["那就这么定了吧～"]]
+CLEAN = [f"{S1}\n\n{S2}", f"{S3}\n\n{N1}", "无", "无", "3.5元太贵了吧", f"2、3个人就够了\n\n{N3}", "没有。", "无", N2,
+         "那就这么定了吧～"]
+FORMATTED = [
+    [f"以下是不自然的句子：\n\n1. A：“{S1}”\n2. B：“{S2}”", f"The unnatural sentences are:\n- CharacterB: {S3}\n- CharacterA: {N1}",
+     "以上对话中没有不自然的句子。", "No unnatural sentences.", "1.3.5元太贵了吧", f"“2、3个人就够了”和“{N3}”",
+     "不自然的句子：\n**没有。**", "没有发现不自然的句子，所有句子都很口语化。", f"（1）B：{N2}", "- 那就这么定了吧~"],
+    [f"**不自然的句子：**\n\n1) “{S1}”（过于书面）\n2) “{S2}”—— 太正式", f"Answer:\n1. 「{S3}」\n2. 「{N1}」",
+     "答：无", "I didn't find any unnatural sentences.", "1. “3.5元太贵了吧”", f"1. 2、3个人就够了\n2. {N3}\n其余句子都很自然。",
+     "A：没有。", "The dialogue sounds natural throughout.", f"Sentence 1: \"{N2}\"", "那就这么定了吧！"],
+]
+
+
+def test_clean_answers_score_by_hand() -> None:
+    # per dialogue (P, R): d1 (1, 1), d2 (1/2, 1), d3 (1, 1), d4 (1, 1), d5 (1, 1), d6 (1/2, 1/2), d7 (1, 1),
+    # d8 (0, 0), d9 (0, 0), d10 (1, 1). P = 7/10, R = 7.5/10, F1 = 2PR/(P+R) = 1.05/1.45.
+    # Containing (d1, d2, d5, d6, d7, d8, d10): P = 5/7, R = 5.5/7, F1 = 2 * 5 * 5.5 / (7 * 10.5).
+    out = score_unnatural(CLEAN, FORMAT_GOLD)
+    assert out["precision"] == pytest.approx(70.0) and out["recall"] == pytest.approx(75.0)
+    assert out["f1"] == pytest.approx(100 * 1.05 / 1.45)
+    assert out["precision_containing"] == pytest.approx(500 / 7) and out["recall_containing"] == pytest.approx(550 / 7)
+    assert out["f1_containing"] == pytest.approx(100 * 2 * 5 * 5.5 / (7 * 10.5))
+
+
+@pytest.mark.parametrize("formatted", FORMATTED, ids=["zh-style", "mixed-style"])
+@pytest.mark.parametrize("match", ["exact", "fuzzy"])
+def test_real_model_formatting_scores_the_same_as_clean_answers(formatted: list[str], match: str) -> None:
+    # Numbering, speaker prefixes, preambles, quotes, explanations and reworded "none": before, these
+    # answers scored up to 13 points away from the clean ones (here, with the old parser, f1 34.3 and 20.0
+    # against 72.4; the clean answers themselves 47.4, since "3.5元…" lost its "3.").
+    keys = ("precision", "recall", "f1", "precision_containing", "recall_containing", "f1_containing")
+    clean, got = score_unnatural(CLEAN, FORMAT_GOLD, match=match), score_unnatural(formatted, FORMAT_GOLD, match=match)
+    assert {k: got[k] for k in keys} == {k: clean[k] for k in keys}

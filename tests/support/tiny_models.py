@@ -38,8 +38,8 @@ def build_tiny_lm(folder: Path, *, chat_template: bool = True, seed: int = 0) ->
     return folder
 
 
-def build_tiny_bert(folder: Path, characters: str, *, seed: int = 0) -> Path:
-    """A 2-layer BERT over single characters (a WordPiece vocabulary of the given characters)."""
+def build_tiny_bert(folder: Path, characters: str, *, seed: int = 0, layers: int = 2) -> Path:
+    """A BERT of ``layers`` layers (default 2) over single characters (a WordPiece vocabulary of them)."""
     import torch
     from transformers import BertConfig, BertModel, BertTokenizer
 
@@ -49,7 +49,7 @@ def build_tiny_bert(folder: Path, characters: str, *, seed: int = 0) -> Path:
     tokenizer = BertTokenizer(str(folder / "vocab.txt"), do_lower_case=False, tokenize_chinese_chars=True,
                               model_max_length=128)  # bert-score truncates to this; the default is unbounded
     torch.manual_seed(seed)
-    config = BertConfig(vocab_size=len(vocab), hidden_size=32, num_hidden_layers=2, num_attention_heads=2,
+    config = BertConfig(vocab_size=len(vocab), hidden_size=32, num_hidden_layers=layers, num_attention_heads=2,
                         intermediate_size=64, max_position_embeddings=128)
     BertModel(config).save_pretrained(folder)
     tokenizer.save_pretrained(folder)

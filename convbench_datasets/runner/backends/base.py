@@ -12,13 +12,22 @@ Messages = list[dict[str, str]]
 
 @dataclass(frozen=True)
 class GenerationParams:
-    """Decoding settings; part of every cache key. Greedy (temperature 0) unless said otherwise."""
+    """Decoding settings; part of every cache key. Greedy (temperature 0) unless said otherwise.
+
+    ``presence_penalty`` (OpenAI's meaning: subtracted once from the logit of every token already in
+    the answer) is left out of :meth:`to_dict` when unset, so that cache keys made before it existed
+    stay valid.
+    """
 
     max_new_tokens: int = 1024
     temperature: float = 0.0
+    presence_penalty: float | None = None
 
     def to_dict(self) -> dict[str, Any]:
-        return asdict(self)
+        values = asdict(self)
+        if self.presence_penalty is None:
+            del values["presence_penalty"]
+        return values
 
 
 @dataclass(frozen=True)

@@ -5,6 +5,7 @@ Prompts are rendered with the tokenizer's chat template when it has one, else as
 (so every prompt ends where generation starts); prompts are sorted by length to waste little padding.
 Each answer reports ``finish_reason``: ``length`` when it used all ``max_new_tokens`` without ending,
 else ``stop``. A prompt longer than the model's context is that row's (permanent) error.
+``presence_penalty`` is applied by :class:`PresencePenalty` (greedy decoding only).
 """
 
 from __future__ import annotations
@@ -48,6 +49,23 @@ def model_fingerprint(model: str, lm: Any, tokenizer: Any) -> str:
     else:
         digest.update(str(getattr(lm.config, "_commit_hash", "") or model).encode())
     return digest.hexdigest()[:16]
+
+
+class PresencePenalty:
+    """A logits processor with OpenAI's ``presence_penalty``: ``penalty`` is subtracted once from the
+    logit of every token that already occurs in the answer (the tokens after ``prompt_length``; the
+    prompt itself is not penalised, as on OpenAI-compatible servers such as vLLM)."""
+
+    def __init__(self, penalty: float, prompt_length: int) -> None:
+        self.penalty = penalty
+        self.prompt_length = prompt_length
+
+    def __call__(self, input_ids: Any, scores: Any) -> Any:
+        answer = input_ids[:, self.prompt_length :]
+        if not answer.shape[1]:
+            return scores
+        seen = scores.new_zeros(scores.shape, dtype=scores.dtype).scatter_(1, answer, 1.0)
+        return scores - self.penalty * seen
 
 
 class HFBackend(Backend):
@@ -103,6 +121,11 @@ class HFBackend(Backend):
         return None
 
     def generate(self, prompts: Sequence[Messages], params: GenerationParams) -> Iterator[tuple[int, Generation]]:
+        if params.presence_penalty is not None and params.temperature > 0:
+            # transformers runs custom logit processors after its temperature and top-k/top-p warpers, so
+            # the penalty would not mean what it means on an OpenAI-compatible server; greedy is exact
+            raise ConvbenchError("hf backend: presence_penalty is supported with greedy decoding (temperature 0) only, "
+                                 f"got temperature {params.temperature}")
         texts = [self.render(m) for m in prompts]
         limit = self.context_length()
         lengths = [len(self.tokenizer(t, add_special_tokens=False)["input_ids"]) for t in texts]
@@ -129,6 +152,11 @@ class HFBackend(Backend):
             options.update(do_sample=True, temperature=params.temperature)
         else:
             options.update(do_sample=False)
+        if params.presence_penalty is not None:
+            from transformers import LogitsProcessorList
+
+            penalty = PresencePenalty(params.presence_penalty, int(encoded["input_ids"].shape[1]))
+            options["logits_processor"] = LogitsProcessorList([penalty])
         with torch.inference_mode():
             output = self.lm.generate(**encoded, **options)
         self.calls += len(texts)

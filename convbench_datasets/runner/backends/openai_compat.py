@@ -231,10 +231,11 @@ class OpenAICompatBackend(Backend):
     def _complete(self, messages: Messages, params: GenerationParams, stop: threading.Event) -> Generation:
         with self._lock:
             self.calls += 1
-        body = json.dumps(
-            {"model": self.model, "messages": messages, "max_tokens": params.max_new_tokens,
-             "temperature": params.temperature}
-        ).encode("utf-8")
+        request: dict[str, Any] = {"model": self.model, "messages": messages, "max_tokens": params.max_new_tokens,
+                                   "temperature": params.temperature}
+        if params.presence_penalty is not None:  # sent only when set: servers that lack it never see it
+            request["presence_penalty"] = params.presence_penalty
+        body = json.dumps(request).encode("utf-8")
         start = time.perf_counter()
         last_error: _Retryable | None = None
         for attempt in range(self.retry.max_retries + 1):

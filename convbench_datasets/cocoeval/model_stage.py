@@ -1,0 +1,138 @@
+"""One model-made build stage, shared by the summarizer, the cleaner and the metadata model.
+
+A stage fills its prompt template (``templates/build_stages.yaml``) once per item and has the runner
+answer every prompt (:func:`convbench_datasets.runner.stage.complete`: each answer cached as it arrives,
+so an interrupted build resumes and a rebuild with the same model makes no calls). Each answer is then
+parsed by the stage; an unusable one (or one cut at the token limit) is asked once more, with the
+model's answer and the problem shown, and if it is still unusable the item keeps its rule-made value
+and the failure is counted and named in the card. A per-item model error (the server refused the
+prompt) is not bad output but a hole: the build stops, naming the item, and is rerun once it is fixed.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from string import Template
+from typing import TYPE_CHECKING, Any
+
+from .._resources import read_yaml
+from ..errors import BuildError
+
+if TYPE_CHECKING:
+    from ..runner.backends import Backend
+
+Parse = Callable[[int, str], "tuple[Any, str | None]"]  # (item index, answer) -> (value or None, problem or None)
+CARD_FAILURES_SHOWN = 20  # failures named one by one in the card; the rest are counted
+
+
+def stage_templates(stage: str) -> dict[str, str]:
+    """The stage's ``prompt`` and ``repair`` texts."""
+    return read_yaml(__package__, "templates/build_stages.yaml")[stage]
+
+
+@dataclass
+class StageRecord:
+    """What the card says about one model-made stage (all of it the same on a rebuild from the cache)."""
+
+    stage: str
+    spec: str
+    identity: dict[str, Any]
+    prompt_sha256: str
+    asked: int = 0
+    repaired: int = 0  # answers unusable at first and usable after the one retry
+    failures: list[tuple[str, str]] = field(default_factory=list)  # (item, problem): rule-made value kept
+    notes: str = ""  # the stage's own counts, one sentence (the stage sets it)
+
+
+def run_stage(stage: str, model: str | Backend, options: Mapping[str, Any], fields: Sequence[Mapping[str, Any]],
+              labels: Sequence[str], parse: Parse, *, what: str, max_new_tokens: int,
+              cache: Any = None, progress: bool = True) -> tuple[list[Any], StageRecord]:
+    """Ask ``model`` (a spec or Backend) the stage's prompt filled with each of ``fields``.
+
+    Returns one parsed value per item (None where the answer stayed unusable: keep the rule-made
+    value) and the stage's record. ``labels`` name the items in errors and in the card; ``what`` is
+    what an answer gives ("summary"); ``cache`` is the response cache file (default: convbench's).
+    """
+    from ..runner.backends import GenerationParams, backend_from_spec
+    from ..runner.cache import ResponseCache
+    from ..runner.stage import complete
+
+    texts = stage_templates(stage)
+    prompts = [[{"role": "user", "content": Template(texts["prompt"]).substitute(f)}] for f in fields]
+    backend = backend_from_spec(model, **options)
+    record = StageRecord(stage, backend.spec, backend.identity(), _sha256(texts), asked=len(fields))
+    params = GenerationParams(max_new_tokens=max_new_tokens)
+    name = stage.replace("_", " ")
+    with ResponseCache(cache) as store, _closing(backend):
+        # a build asks again what failed before: a dataset cannot keep a hole where a model's text belongs
+        first = complete(backend, prompts, params, store, desc=name, progress=progress, retry_errors=True)
+        _stop_on_errors(first.generations, range(len(prompts)), labels, name, backend.spec, what)
+        values, problems = _parse_all(first.generations, range(len(prompts)), parse, max_new_tokens)
+        again = [i for i in range(len(prompts)) if problems[i] is not None]
+        if again:
+            repairs = [[*prompts[i], {"role": "assistant", "content": first.generations[i].text},
+                        {"role": "user", "content": Template(texts["repair"]).substitute(fields[i], problem=problems[i])}]
+                       for i in again]
+            second = complete(backend, repairs, params, store, desc=f"{name} (retry)", progress=progress,
+                              retry_errors=True)
+            _stop_on_errors(second.generations, again, labels, name, backend.spec, what)
+            retried, still = _parse_all(second.generations, again, parse, max_new_tokens)
+            for i, value, problem in zip(again, retried, still):
+                values[i], problems[i] = value, problem
+                record.repaired += problem is None
+    record.failures = [(labels[i], p) for i, p in enumerate(problems) if p is not None]
+    return values, record
+
+
+@contextmanager
+def _closing(backend: Any) -> Iterator[None]:
+    try:
+        yield
+    finally:
+        backend.close()
+
+
+def _parse_all(generations: Sequence[Any], items: Sequence[int], parse: Parse,
+               max_new_tokens: int) -> tuple[list[Any], list[str | None]]:
+    values: list[Any] = []
+    problems: list[str | None] = []
+    for i, generation in zip(items, generations):
+        if generation.finish_reason == "length":  # a cut answer is never kept, however it parses
+            value, problem = None, f"the answer was cut at the {max_new_tokens}-token limit"
+        else:
+            value, problem = parse(i, generation.text)
+        values.append(value)
+        problems.append(problem)
+    return values, problems
+
+
+def _stop_on_errors(generations: Sequence[Any], items: Sequence[int], labels: Sequence[str], name: str,
+                    spec: str, what: str) -> None:
+    for i, generation in zip(items, generations):
+        if generation.error is not None:
+            raise BuildError(f"cocoeval {labels[i]}: the {name} {spec} gave no {what}: {generation.error}")
+
+
+def _sha256(texts: Mapping[str, str]) -> str:
+    return hashlib.sha256(json.dumps(dict(texts), sort_keys=True, ensure_ascii=False).encode("utf-8")).hexdigest()
+
+
+def card_section(records: Sequence[StageRecord]) -> str:
+    """The card's account of the model-made stages: a table, then each stage's counts and failures."""
+    if not records:
+        return "None: every stage of this build is rule-made (no `--cleaner`, `--summarizer` or `--metadata-model`)."
+    lines = ["| stage | model | identity | prompt sha256 | asked | fixed by the retry | kept rule-made |",
+             "|---|---|---|---|---|---|---|"]
+    lines += [f"| {r.stage.replace('_', ' ')} | `{r.spec}` | `{json.dumps(r.identity, sort_keys=True)}` | "
+              f"`{r.prompt_sha256}` | {r.asked} | {r.repaired} | {len(r.failures)} |" for r in records]
+    lines.append("")
+    for r in records:
+        lines.append(f"- {r.stage.replace('_', ' ')}: {r.notes}")
+        lines += [f"  - kept rule-made: {item} ({problem})" for item, problem in r.failures[:CARD_FAILURES_SHOWN]]
+        if len(r.failures) > CARD_FAILURES_SHOWN:
+            lines.append(f"  - and {len(r.failures) - CARD_FAILURES_SHOWN} more")
+    return "\n".join(lines)

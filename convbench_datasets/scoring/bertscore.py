@@ -1,0 +1,124 @@
+"""BERTScore F1 for NICO's generation metrics: which layer to use, and a failure that keeps other work.
+
+bert-score needs the layer whose embeddings it compares. For model names in its own table
+(``bert_score.utils.model2layers``: ``bert-base-chinese`` -> 8) it knows it; for any other model, a
+local folder included, ``bert_score.score`` fails with a KeyError unless ``num_layers`` is given.
+convbench picks the layer in this order (``resolve_layer``):
+
+1. ``num_layers`` when given (``bertscore_options={"num_layers": N}``, ``convbench run nico --bertscore-layer N``);
+2. bert-score's table, for a known model name, or a local folder that is one: an Hugging Face cache
+   snapshot of it (``…/models--bert-base-chinese/snapshots/<rev>``) or a folder named after it
+   (``…/bert-base-chinese``) with at least that many layers;
+3. otherwise ``DEFAULT_LAYER_FRACTION`` (2/3) of the model's depth, from its config, rounded half up
+   and at least 1: the depth at which bert-score's table puts bert-base-chinese (8 of 12).
+
+``compute_bertscore`` never raises for a model that cannot be loaded or scored (offline without the
+model, a broken folder): it returns the error (and warns with it), naming the model and how to
+provide it locally, so that the metrics computed before it are kept.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import warnings
+from collections.abc import Sequence
+from fractions import Fraction
+from pathlib import Path
+from typing import Any, NamedTuple
+
+from ..errors import MetricInputError
+
+DEFAULT_MODEL = "bert-base-chinese"  # bert-score's own model for lang="zh"
+DEFAULT_LAYER_FRACTION = Fraction(2, 3)
+
+
+class Layer(NamedTuple):
+    """The layer bert-score will use, and the rule that chose it (recorded in the signature)."""
+
+    layer: int
+    rule: str
+
+
+def check_available(options: dict[str, Any] | None) -> None:
+    """Fail before any scoring work when BERTScore cannot run at all: no bert-score, a bad ``num_layers``."""
+    if importlib.util.find_spec("bert_score") is None:
+        raise ImportError("BERTScore needs the bertscore extra: pip install 'convbench[bertscore]'")
+    layer = (options or {}).get("num_layers")
+    if layer is not None and (isinstance(layer, bool) or not isinstance(layer, int) or layer < 0):
+        raise MetricInputError(f"bertscore num_layers must be a whole number of at least 0, got {layer!r}")
+
+
+def _table_name(model: str) -> str | None:
+    """The name bert-score's table may know a local folder by (cache snapshot, or the folder's own name)."""
+    parts = Path(model).resolve().parts
+    for part in reversed(parts):
+        if part.startswith("models--"):  # huggingface_hub's cache: models--{org}--{name}
+            return part[len("models--"):].replace("--", "/")
+    return parts[-1] if parts else None
+
+
+def _depth(model: str) -> int:
+    from transformers import AutoConfig
+
+    depth = getattr(AutoConfig.from_pretrained(model), "num_hidden_layers", None)
+    if not isinstance(depth, int) or depth < 1:
+        raise ValueError("its config gives no number of layers (num_hidden_layers); pass num_layers")
+    return depth
+
+
+def resolve_layer(model: str, num_layers: int | None = None) -> Layer:
+    """The layer for ``model`` (a hub name or a local folder) by the rules in the module docstring.
+
+    Example:
+        >>> resolve_layer("bert-base-chinese")
+        Layer(layer=8, rule="bert-score's layer for bert-base-chinese")
+    """
+    if num_layers is not None:
+        return Layer(num_layers, "given")
+    from bert_score.utils import model2layers
+
+    if model in model2layers:
+        return Layer(model2layers[model], f"bert-score's layer for {model}")
+    depth = _depth(model)
+    if Path(model).is_dir():
+        name = _table_name(model)
+        known = {key.rsplit("/", 1)[-1]: key for key in model2layers} | {key: key for key in model2layers}
+        if name in known and model2layers[known[name]] <= depth:
+            return Layer(model2layers[known[name]], f"bert-score's layer for {known[name]} (folder name)")
+    layer = max(1, int(DEFAULT_LAYER_FRACTION * depth + Fraction(1, 2)))
+    return Layer(layer, f"default: {DEFAULT_LAYER_FRACTION} of the model's {depth} layers")
+
+
+def _failure(model: str, err: BaseException) -> str:
+    reason = f"{type(err).__name__}: {(str(err).strip().splitlines() or [''])[0]}"
+    if Path(model).is_dir():
+        return f"BERTScore not computed with the model folder {model!r} ({reason}); the other scores are kept"
+    if Path(model).is_absolute() or model.startswith((".", "~")) or model.count("/") > 1:  # a path, not org/name
+        return f"BERTScore not computed: there is no model folder {model!r}; the other scores are kept"
+    return (f"BERTScore not computed: model {model!r} could not be loaded or run ({reason}); the other scores are "
+            f"kept. Offline, provide the model as a local folder: download it once where there is network "
+            f"(huggingface-cli download {model} --local-dir DIR) and pass bertscore_model=DIR "
+            f"(convbench run nico --bertscore DIR)")
+
+
+def compute_bertscore(
+    predictions: Sequence[str], references: Sequence[str], model: str = DEFAULT_MODEL,
+    options: dict[str, Any] | None = None,
+) -> dict[str, Any]:
+    """``bertscore_f1`` (mean F1 in percent) and the ``signature`` entries (model, layer, the layer's
+    rule); on failure ``bertscore_f1`` is None and ``bertscore_error`` says why. ``options`` go to
+    ``bert_score.score`` (``num_layers``, ``batch_size``, ``device``...)."""
+    kwargs = {"lang": "zh", "verbose": False, **(options or {})}
+    signature: dict[str, Any] = {"bertscore_model": model, "bertscore_layer": None}
+    try:
+        layer = resolve_layer(model, kwargs.pop("num_layers", None))
+        signature.update(bertscore_layer=layer.layer, bertscore_layer_rule=layer.rule)
+        import bert_score
+
+        _, _, f1 = bert_score.score(list(predictions), list(references), model_type=model, num_layers=layer.layer,
+                                    **kwargs)
+    except Exception as err:  # noqa: BLE001 - any failure: the caller's other scores must survive it
+        message = _failure(model, err)
+        warnings.warn(message, stacklevel=2)  # the CLI shows it as one line; the result keeps it too
+        return {"bertscore_f1": None, "bertscore_error": message, "signature": signature}
+    return {"bertscore_f1": 100.0 * float(f1.mean()), "signature": signature}

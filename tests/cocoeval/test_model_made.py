@@ -1,0 +1,252 @@
+"""CoCoEvalBench's model-made build stages (cleaner, metadata model, summarizer) with scripted models:
+exact cleaned turns and metadata, retries and failures counted, row errors stop the build, the cache
+answers a rebuild (no calls, identical bytes), and the card says what was model-made."""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import math
+import re
+from collections import Counter
+from collections.abc import Iterator, Sequence
+from pathlib import Path
+
+import pytest
+
+from convbench_datasets.cocoeval import model_made
+from convbench_datasets.cocoeval.conversations import SETTINGS, read_qmsum
+from convbench_datasets.cocoeval.model_made import clean_transcripts, model_metadata, parse_cleaned, parse_metadata
+from convbench_datasets.cocoeval.model_stage import card_section, stage_templates
+from convbench_datasets.errors import BuildError
+from convbench_datasets.runner import Backend, Generation, GenerationParams
+
+_FILLER = re.compile(r"\b[Uu][hm]\b,?\s*")
+_TURN = re.compile(r"^(\d+)\. ([^:]+): (.*)$", re.MULTILINE)
+
+
+def scripted_clean(text: str) -> str:
+    """The scripted cleaner's rule: standalone "uh" and "um" (and a comma after them) go."""
+    return _FILLER.sub("", text).strip() or text
+
+
+class Scripted(Backend):
+    """Cleans, describes and summarises by fixed rules. A cleaning piece holding ``botch`` loses its
+    last line in the first answer (the retry is right); one holding ``stubborn`` loses it every time;
+    a prompt holding ``refuse`` is refused for good (a per-row error)."""
+
+    kind = "stub"
+
+    def __init__(self, model: str = "scripted", botch: str = "\0", stubborn: str = "\0", refuse: str = "\0") -> None:
+        self.model, self.botch, self.stubborn, self.refuse = model, botch, stubborn, refuse
+        self.calls = 0
+
+    def generate(self, prompts: Sequence[list[dict]], params: GenerationParams) -> Iterator[tuple[int, Generation]]:
+        for i, messages in enumerate(prompts):
+            self.calls += 1
+            text, retry = messages[0]["content"], len(messages) > 1
+            if self.refuse in text:
+                yield i, Generation("", error="refused for this row: HTTP 400 (content filter)", permanent=True)
+            elif "Clean every turn" in text:
+                lines = [f"{n}. {who}: {scripted_clean(said)}" for n, who, said in _TURN.findall(text)]
+                if self.stubborn in text or (self.botch in text and not retry):
+                    lines = lines[:-1]
+                yield i, Generation("```\n" + "\n".join(lines) + "\n```")
+            elif "Describe this conversation" in text:
+                names = json.loads(re.search(r"exactly as written in this list: (\[.*?\]);", text).group(1))
+                roles = {name: f"role {k}" for k, name in enumerate(names)}
+                if self.botch in text and not retry:
+                    roles[names[0]] = "chair (acting)"
+                yield i, Generation(json.dumps({"setting": "A scripted setting.", "participants": roles,
+                                                "goals": [f"agree among {len(names)}"]}))
+            else:
+                yield i, Generation(f"Scripted summary of {text.count(chr(10))} lines.")
+
+
+def _conversation(ident: str, turns: list[tuple[str, str]]) -> dict:
+    return {"id": ident, "source": "qmsum_product", "setting": SETTINGS["qmsum_product"],
+            "turns": [{"speaker": s, "utterance": u, "position": p} for p, (s, u) in enumerate(turns)]}
+
+
+# Real turns of QMSum Product meeting ES2002a (train material), after the rules.
+EXCERPT = [("Industrial Designer", "an eagle."), ("Marketing", "Oh. Oh right, okay,"),
+           ("Marketing", "I'm not good at golf."),
+           ("Marketing", "I'd say they're quite free-spirited, flying around everywhere, doing their own thing. "
+                         "And uh, birds of prey aren't they,"),
+           ("Project Manager", "Mm-hmm."), ("Marketing", "oh dear, intrepid. I'll put that, intrepid.")]
+
+
+def test_parse_cleaned_maps_each_line_to_its_turn() -> None:
+    speakers = ["Marketing", "Project Manager"]
+    assert parse_cleaned("1. Marketing: Birds of prey.\n\n2. Project Manager: Mm-hmm.", speakers) == (
+        ["Birds of prey.", "Mm-hmm."], None)
+    assert parse_cleaned("```\n1. Marketing: a\n2. Project Manager: b\n```", speakers) == (["a", "b"], None)
+    assert parse_cleaned("1. Marketing: a", speakers) == (None, "expected 2 lines, one per turn, got 1")
+    assert parse_cleaned("1. Marketing: a\n2. Marketing: b", speakers) == (
+        None, "line 2 does not begin with '2. Project Manager:': '2. Marketing: b'")
+    assert parse_cleaned("2. Marketing: a\n1. Project Manager: b", speakers)[1] == (
+        "line 1 does not begin with '1. Marketing:': '2. Marketing: a'")
+    assert parse_cleaned("1. Marketing:\n2. Project Manager: b", speakers) == (
+        None, "turn 1 is empty (keep its shortest meaningful form)")
+
+
+def test_parse_metadata_needs_a_role_for_every_speaker_and_nobody_else() -> None:
+    names = ["Grad A", "Professor D"]
+    answer = {"setting": " A lab meeting. ", "participants": {"Professor D": "leads", "Grad A": "student"}, "goals": ["plan"]}
+    assert parse_metadata("Here: " + json.dumps(answer), names) == (
+        {"setting": "A lab meeting.", "participants": ["Grad A (student)", "Professor D (leads)"], "goals": ["plan"]}, None)
+    assert parse_metadata(json.dumps({**answer, "participants": {"Grad A": "x"}}), names) == (
+        None, '"participants" lacks Professor D')
+    assert parse_metadata(json.dumps({**answer, "participants": {**answer["participants"], "Grad B": "x"}}), names) == (
+        None, '"participants" names people who are not among the speakers: Grad B')
+    assert parse_metadata(json.dumps({**answer, "participants": {"Grad A": "a (b)", "Professor D": "c"}}), names) == (
+        None, "the role of Grad A must be a non-empty text without parentheses, got 'a (b)'")
+    assert parse_metadata(json.dumps({**answer, "goals": []}), names) == (None, '"goals" must be a non-empty list of texts')
+    assert parse_metadata("no json", names) == (None, "no JSON object in the answer")
+
+
+def test_cleaner_maps_turns_back_retries_once_then_keeps_the_rule_text(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(model_made, "CLEAN_TURNS_PER_CALL", 2)  # 3 pieces of 2 turns
+    meeting = _conversation("ES2002a", EXCERPT)
+    model = Scripted("cleaner", botch="golf", stubborn="intrepid")
+    record = clean_transcripts([meeting], model, {}, tmp_path / "c.sqlite", progress=False)
+    # piece 2 (turns 3-4) loses a line once and is right on the retry; piece 3 (turns 5-6) never maps back
+    assert [t["utterance"] for t in meeting["turns"]] == [
+        "an eagle.", "Oh. Oh right, okay,", "I'm not good at golf.",
+        "I'd say they're quite free-spirited, flying around everywhere, doing their own thing. And birds of prey aren't they,",
+        "Mm-hmm.", "oh dear, intrepid. I'll put that, intrepid."]
+    assert [t["speaker"] for t in meeting["turns"]] == [s for s, _ in EXCERPT]
+    assert [t["position"] for t in meeting["turns"]] == list(range(6))
+    assert model.calls == 3 + 2  # three pieces, then the two unusable answers once more
+    assert (record.asked, record.repaired) == (3, 1)
+    assert record.failures == [("qmsum_product meeting ES2002a turns 5-6", "expected 2 lines, one per turn, got 1")]
+    assert record.notes == ("1 of 6 turns of 1 meetings (qmsum_product, qmsum_academic) rewritten, 2 kept rule-cleaned; "
+                            "2 turns per prompt")
+    texts = stage_templates("cleaner")
+    sha = hashlib.sha256(json.dumps({"prompt": texts["prompt"], "repair": texts["repair"]}, sort_keys=True).encode()).hexdigest()
+    assert card_section([record]).splitlines() == [
+        "| stage | model | identity | prompt sha256 | asked | fixed by the retry | kept rule-made |",
+        "|---|---|---|---|---|---|---|",
+        f'| cleaner | `stub:cleaner` | `{{"kind": "stub", "model": "cleaner"}}` | `{sha}` | 3 | 1 | 1 |',
+        "",
+        f"- cleaner: {record.notes}",
+        "  - kept rule-made: qmsum_product meeting ES2002a turns 5-6 (expected 2 lines, one per turn, got 1)"]
+    again = Scripted("cleaner", botch="golf", stubborn="intrepid")
+    fresh = _conversation("ES2002a", EXCERPT)
+    assert clean_transcripts([fresh], again, {}, tmp_path / "c.sqlite", progress=False) == record
+    assert again.calls == 0 and fresh["turns"] == meeting["turns"]  # the cache answers, retries included
+
+
+def test_a_refused_piece_stops_the_build_and_changes_nothing(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(model_made, "CLEAN_TURNS_PER_CALL", 2)
+    meeting = _conversation("ES2002a", EXCERPT)
+    with pytest.raises(BuildError, match=re.escape(
+            "cocoeval qmsum_product meeting ES2002a turns 3-4: the cleaner stub:cleaner gave no cleaned text: "
+            "refused for this row: HTTP 400 (content filter)")):
+        clean_transcripts([meeting], Scripted("cleaner", refuse="golf"), {}, tmp_path / "c.sqlite", progress=False)
+    assert meeting == _conversation("ES2002a", EXCERPT)
+    row = {"id": "qmsum_product/ES2002a/30", "metadata": {"setting": "s", "participants": ["Marketing"], "goals": []},
+           "history": [{"speaker": "Marketing", "utterance": "golf"}]}
+    with pytest.raises(BuildError, match=re.escape(
+            "cocoeval row qmsum_product/ES2002a/30: the metadata model stub:scripted gave no metadata: refused")):
+        model_metadata([row], [row["history"]], Scripted(refuse="golf"), {}, tmp_path / "c.sqlite", progress=False)
+    assert row["metadata"] == {"setting": "s", "participants": ["Marketing"], "goals": []}
+
+
+def test_metadata_model_names_every_speaker_and_is_retried_once(tmp_path: Path) -> None:
+    rows = [{"id": f"iq2/d/{k}", "metadata": {"setting": "a debate", "participants": ["Ann Lee (for the motion)", "Bo Wu (moderator)"],
+                                             "goals": ["Debate the motion: X"]},
+             "history": [{"speaker": "Bo Wu", "utterance": "Welcome." if k else "BOTCH"}]} for k in range(2)]
+    model = Scripted(botch="BOTCH")
+    record = model_metadata(rows, [r["history"] for r in rows], model, {}, tmp_path / "c.sqlite", progress=False)
+    # speakers: the history's first, then the participants without their parenthesis
+    expected = {"setting": "A scripted setting.", "participants": ["Bo Wu (role 0)", "Ann Lee (role 1)"],
+                "goals": ["agree among 2"]}
+    assert [r["metadata"] for r in rows] == [expected, expected]
+    assert model.calls == 3 and (record.asked, record.repaired, record.failures) == (2, 1, [])
+    assert record.notes == "2 of 2 rows' metadata written, 0 kept rule-made; read the last 200 turns at most, up to the end of the history"
+
+
+def _rows(folder: Path, config: str, split: str = "test") -> list[dict]:
+    import datasets
+
+    return datasets.load_dataset(str(folder), config, split=split).to_list()
+
+
+def test_build_with_every_model_made_stage(qmsum_iq2_sources: Path, tmp_path: Path) -> None:
+    from convbench_datasets import build
+
+    models = {"cleaner": Scripted("cleaner", botch="button", stubborn="I'm not good at golf."),
+              "metadata_model": Scripted("describer"), "summarizer": Scripted("summarizer")}
+    cache = tmp_path / "responses.sqlite"
+    first = build("cocoeval", tmp_path / "one", sources=qmsum_iq2_sources, progress=False, cache=cache, **models).path
+    assert all(m.calls > 0 for m in models.values())
+    # expected: each 50-turn piece of the rule-cleaned meetings, cleaned by the scripted rule unless it never maps back
+    counts: Counter = Counter()
+    expected: dict[str, list[str]] = {}
+    pieces = repaired = 0
+    stubborn: list[str] = []
+    for source in ("qmsum_product", "qmsum_academic"):
+        for meeting in read_qmsum(source, qmsum_iq2_sources, counts, progress=False):
+            texts = []
+            for k in range(0, len(meeting["turns"]), 50):
+                said = [t["utterance"] for t in meeting["turns"][k : k + 50]]
+                lines = "\n".join(said)
+                pieces += 1
+                if "I'm not good at golf." in lines:
+                    stubborn.append(f"{source} meeting {meeting['id']} turns {k + 1}-{k + len(said)} "
+                                    f"(expected {len(said)} lines, one per turn, got {len(said) - 1})")
+                repaired += "button" in lines and "I'm not good at golf." not in lines
+                texts += said if "I'm not good at golf." in lines else [scripted_clean(u) for u in said]
+            expected[meeting["id"]] = texts
+    assert len(stubborn) == 1 and repaired > 0
+    for source in ("qmsum_product", "qmsum_academic"):
+        for row in _rows(first, source) + _rows(first, source, "train"):
+            start = row["start_turn"]
+            assert [t["utterance"] for t in row["history"]] == expected[row["conversation_id"]][start - 30 : start]
+            assert [t["utterance"] for t in row["reference"]] == expected[row["conversation_id"]][start : start + 30]
+    committee = _rows(first, "qmsum_committee")
+    for row in committee + _rows(first, "iq2"):  # every source gets model metadata
+        names = list(dict.fromkeys(t["speaker"] for t in row["history"]))
+        assert row["metadata"]["setting"] == "A scripted setting."
+        assert row["metadata"]["participants"][: len(names)] == [f"{n} (role {k})" for k, n in enumerate(names)]
+        assert row["metadata"]["goals"] == [f"agree among {len(row['metadata']['participants'])}"]
+    assert any(r["summary_method"].startswith("abstractive: stub:summarizer, from the last ") for r in committee)
+    card = (first / "README.md").read_text(encoding="utf-8")
+    total_rows = sum(len(_rows(first, "all", split)) for split in ("test", "train"))
+    assert re.search(rf"\| cleaner \| `stub:cleaner` \| .* \| {pieces} \| {repaired} \| 1 \|", card)
+    assert re.search(rf"\| metadata model \| `stub:describer` \| .* \| {total_rows} \| 0 \| 0 \|", card)
+    assert f"  - kept rule-made: {stubborn[0]}" in card
+    # a rebuild with the same models: every answer from the cache, every byte the same
+    again = {name: Scripted(m.model, botch="button", stubborn="I'm not good at golf.") for name, m in models.items()}
+    second = build("cocoeval", tmp_path / "two", sources=qmsum_iq2_sources, progress=False, cache=cache, **again).path
+    assert [m.calls for m in again.values()] == [0, 0, 0]
+    files = sorted(p.relative_to(first) for p in first.rglob("*") if p.is_file())
+    assert files == sorted(p.relative_to(second) for p in second.rglob("*") if p.is_file())
+    for name in files:
+        assert (first / name).read_bytes() == (second / name).read_bytes(), name
+
+
+def test_a_build_without_models_says_so_in_the_card(cocoeval_built: Path) -> None:
+    card = (cocoeval_built / "README.md").read_text(encoding="utf-8")
+    assert ("None: every stage of this build is rule-made (no `--cleaner`, `--summarizer` or `--metadata-model`)."
+            in card)
+
+
+def test_cli_passes_the_stage_options(monkeypatch: pytest.MonkeyPatch) -> None:
+    from convbench_datasets import api, cli
+
+    seen: dict = {}
+
+    class Summary:
+        def lines(self) -> list[str]:
+            return []
+
+    monkeypatch.setattr(api, "build", lambda name, out, **kw: seen.update(kw) or Summary())
+    assert cli.main(["build", "cocoeval", "--out", "x", "--cleaner", "openai:o4-mini", "--cleaner-base-url", "http://h/v1",
+                     "--metadata-model", "openai:o4-mini", "--cache", "c.sqlite", "--no-progress"]) == 0
+    assert {k: seen[k] for k in ("cleaner", "cleaner_options", "metadata_model", "metadata_model_options", "cache")} == {
+        "cleaner": "openai:o4-mini", "cleaner_options": {"base_url": "http://h/v1"}, "metadata_model": "openai:o4-mini",
+        "metadata_model_options": {}, "cache": "c.sqlite"}
+    assert "summarizer" not in seen
+    assert cli.main(["build", "nc", "--out", "x", "--cleaner", "openai:m"]) != 0

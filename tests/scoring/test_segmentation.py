@@ -1,0 +1,155 @@
+"""The fast segmentation backend gives exactly jieba.lcut's tokens; without it, jieba itself is used."""
+
+from __future__ import annotations
+
+import random
+import sys
+
+import pytest
+
+from convbench_datasets.scoring import nico_generation, segmentation
+from convbench_datasets.scoring.nico_generation import score_generation
+from convbench_datasets.scoring.segmentation import backend, jieba_cutter
+
+WORDS = ("我们 今天 晚上 一起 去 吃 火锅 吧 你 觉得 怎么样 好啊 不过 我 有点 累 明天 再说 周末 公园 散步 天气 不错 "
+         "要不要 带上 孩子 超市 打折 买 水果 没问题 谢谢 真 好 哈哈 算了 随便 都 行 中华人民共和国 北京大学 研究生 "
+         "结婚 的 和 尚未 工信处 女干事 每月 经过 下属 科室 小明 硕士 毕业 于 中国科学院 计算所 后 在 日本京都大学 深造 "
+         "南京市 长江大桥 李小福 是 创新办 主任 也是 云计算 方面 专家 石墨烯 嗯嗯 呃 啦 嘛 呗 咋 整 贼 好吃 老铁 "
+         "绝绝子 躺平 内卷 打工人 吃瓜 群众 元 个 点 号线 人 太多 了 就够 太贵").split()
+CJK_PUNCT = list("。，！？、；：“”‘’（）《》【】…—～·「」『』〔〕〈〉﹏")
+ASCII_PUNCT = list(".,!?;:'\"()[]{}-+#&_%@/\\*^$=<>|~`")
+FULL_WIDTH = [chr(c) for c in range(0xFF01, 0xFF5F)]  # ！ to ～: full-width digits, letters and marks
+# Latin runs jieba's HMM splits and jieba-rs keeps whole, and jieba's only Latin dictionary words.
+LATIN = ("hello world OK iPhone WiFi Python3 C++ c++ C# c# AT&T a_b e-mail foo.bar x86_64 COVID-19 U.S.A. "
+         "v1.2.3 1.2.3 3.5 50% 12.5% 2024 ab12.5%cd a--b -_- ...").split()
+EMOJI = ["😀", "😂", "👍", "👍🏽", "❤️", "🇨🇳", "👨‍👩‍👧", "🙏", "✨", "🔥", "☕", "1️⃣", "©", "™"]
+SPACES = [" ", "  ", "\t", "\n", "\r\n", "\r", "\r\r\n", "\u3000", "\xa0", "\u200b", "\u2028", "\x0b", "\x0c", "\x1c", "\x85"]
+OTHER = list("éèüñçßøåÆœあいうえおカタカナ한국어приветمرحبا") + ["e\u0301", "\ufeff", "\x00"]
+# Ideographs jieba does not count as Chinese but jieba-rs does (and the ones both do, most often).
+IDEOGRAPH_RANGES = [(0x4E00, 0x9FD5, 70), (0x9FD6, 0x9FFF, 8), (0x3400, 0x4DBF, 10), (0x20000, 0x2A6DF, 6),
+                    (0x2A700, 0x2EBEF, 2), (0xF900, 0xFAFF, 2), (0x2F800, 0x2FA1F, 2)]
+
+
+def _ideograph(rng: random.Random) -> str:
+    low, high, _ = rng.choices(IDEOGRAPH_RANGES, [w for *_, w in IDEOGRAPH_RANGES])[0]
+    return chr(rng.randint(low, high))
+
+
+def _number(rng: random.Random) -> str:
+    digits = str(rng.randint(0, 10 ** rng.randint(1, 8)))
+    form = rng.random()
+    if form < 0.2:
+        return f"{digits}.{rng.randint(0, 99)}"
+    if form < 0.3:
+        return digits + "%"
+    if form < 0.4:
+        return "".join(chr(ord(c) - 0x30 + 0xFF10) for c in digits)  # full-width digits
+    return digits
+
+
+PIECES = [
+    (lambda rng: rng.choice(WORDS), 40), (_ideograph, 10), (lambda rng: rng.choice(CJK_PUNCT), 10),
+    (lambda rng: rng.choice(ASCII_PUNCT), 6), (lambda rng: rng.choice(FULL_WIDTH), 4),
+    (lambda rng: rng.choice(LATIN), 8), (_number, 6), (lambda rng: rng.choice(EMOJI), 5),
+    (lambda rng: rng.choice(SPACES), 6), (lambda rng: rng.choice(OTHER), 4),
+]
+
+
+def varied_sentences(n: int, seed: int) -> list[str]:
+    """``n`` seeded sentences of 1 to 30 pieces drawn from every character class above; one in four
+    is plain Chinese words and punctuation only (the texts rjieba gets whole)."""
+    rng = random.Random(seed)
+    makers, weights = [m for m, _ in PIECES], [w for _, w in PIECES]
+    out = []
+    for _ in range(n):
+        if rng.random() < 0.25:
+            out.append("".join(rng.choice(WORDS + CJK_PUNCT) for _ in range(rng.randint(1, 30))))
+        else:
+            out.append("".join(maker(rng) for maker in rng.choices(makers, weights, k=rng.randint(1, 30))))
+    return out
+
+
+def test_patterns_are_jiebas_own() -> None:
+    import jieba
+    import jieba.finalseg
+
+    assert segmentation.JIEBA_HAN.pattern == jieba.re_han_default.pattern
+    assert segmentation.JIEBA_SKIP.pattern == jieba.re_skip_default.pattern
+    assert segmentation.JIEBA_HMM_SKIP.pattern == jieba.finalseg.re_skip.pattern
+
+
+def test_rjieba_backend_equals_jieba_on_12000_varied_sentences() -> None:
+    pytest.importorskip("rjieba", reason="the fast extra (rjieba) is not installed: pip install 'convbench[fast]'")
+    if segmentation._rjieba() is None:
+        pytest.skip("the installed rjieba is outside the verified range")
+    texts = varied_sentences(12_000, seed=2024)
+    classes = {
+        "plain Chinese": lambda t: segmentation._WHOLE_TEXT_SAFE.fullmatch(t) and not segmentation._LATIN_CLASS.search(t),
+        "Latin runs": lambda t: segmentation._LATIN_CLASS.search(t),
+        "jieba's Latin words": lambda t: segmentation._LATIN_WORDS.search(t),
+        "other ideographs or scripts": lambda t: not segmentation._WHOLE_TEXT_SAFE.fullmatch(t),
+        "CR LF": lambda t: "\r\n" in t,
+    }
+    for name, member in classes.items():  # every input class is really exercised
+        assert sum(1 for t in texts if member(t)) >= 300, name
+    reference, fast = jieba_cutter("jieba"), jieba_cutter("rjieba")
+    mismatches = [(t, reference(t), fast(t)) for t in texts if reference(t) != fast(t)]
+    assert not mismatches, f"{len(mismatches)} differ, first: {mismatches[0]}"
+
+
+@pytest.mark.parametrize("text", [
+    "a_b", "COVID-19的疫苗", "v1.2.3版本", "3.5元太贵了吧", "2、3个人就够了", "我用C++和AT&T", "ab12.5%cd",
+    "㐀我们鿖去𠀀吃豈", "\r\n你好\r\r\n", "ＯＫ１２３好的", "", " ", "👨‍👩‍👧一家人",
+])
+def test_rjieba_backend_equals_jieba_on_known_differences(text: str) -> None:
+    pytest.importorskip("rjieba", reason="the fast extra (rjieba) is not installed: pip install 'convbench[fast]'")
+    if segmentation._rjieba() is None:
+        pytest.skip("the installed rjieba is outside the verified range")
+    assert jieba_cutter("rjieba")(text) == jieba_cutter("jieba")(text)
+
+
+def test_scores_are_the_same_with_either_backend(monkeypatch: pytest.MonkeyPatch) -> None:
+    pytest.importorskip("rjieba", reason="the fast extra (rjieba) is not installed: pip install 'convbench[fast]'")
+    texts = varied_sentences(600, seed=7)
+    predictions, references = texts[:300], texts[300:]
+    scores = {}
+    for name in ("jieba", "rjieba"):
+        monkeypatch.setenv("CONVBENCH_SEGMENTER", name)
+        nico_generation._tokenizer.cache_clear()
+        scores[name] = score_generation(predictions, references, workers=1)
+    nico_generation._tokenizer.cache_clear()
+    assert scores["jieba"] == scores["rjieba"]
+
+
+def test_without_rjieba_jieba_is_used(monkeypatch: pytest.MonkeyPatch) -> None:
+    import jieba
+
+    monkeypatch.setitem(sys.modules, "rjieba", None)  # import rjieba now raises ImportError
+    segmentation._rjieba.cache_clear()
+    try:
+        assert backend() == "jieba"
+        assert jieba_cutter() is jieba.lcut
+        monkeypatch.setenv("CONVBENCH_SEGMENTER", "rjieba")
+        with pytest.raises(ImportError, match="convbench\\[fast\\]"):
+            backend()
+    finally:
+        segmentation._rjieba.cache_clear()
+
+
+def test_unverified_rjieba_release_falls_back_to_jieba(monkeypatch: pytest.MonkeyPatch) -> None:
+    pytest.importorskip("rjieba", reason="the fast extra (rjieba) is not installed: pip install 'convbench[fast]'")
+    monkeypatch.setattr(segmentation, "VERIFIED_RJIEBA", ((9, 0, 0), (10, 0, 0)))
+    segmentation._rjieba.cache_clear()
+    try:
+        with pytest.warns(RuntimeWarning, match="segmenting with jieba instead"):
+            assert backend() == "jieba"
+    finally:
+        segmentation._rjieba.cache_clear()
+
+
+def test_segmenter_environment_variable(monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setenv("CONVBENCH_SEGMENTER", "jieba")
+    assert backend() == "jieba"
+    monkeypatch.setenv("CONVBENCH_SEGMENTER", "pkuseg")
+    with pytest.raises(ValueError, match="CONVBENCH_SEGMENTER"):
+        backend()
