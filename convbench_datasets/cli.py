@@ -62,6 +62,14 @@ def _parser() -> argparse.ArgumentParser:
     build.add_argument("--data-dir", metavar="DIR", help="user-supplied data, for benchmarks that need it")
     build.add_argument("--summarizer", metavar="SPEC", help="cocoeval: abstractive summaries by this model (default: extractive)")
     build.add_argument("--summarizer-base-url", metavar="URL", help="cocoeval: OpenAI-compatible server for --summarizer")
+    build.add_argument("--cleaner", metavar="SPEC",
+                       help="cocoeval: this model cleans QMSum Product and Academic after the rules, as the paper (default: rules only)")
+    build.add_argument("--cleaner-base-url", metavar="URL", help="cocoeval: OpenAI-compatible server for --cleaner")
+    build.add_argument("--metadata-model", metavar="SPEC",
+                       help="cocoeval: this model writes every row's setting, participants' roles and goals (default: from the sources)")
+    build.add_argument("--metadata-model-base-url", metavar="URL", help="cocoeval: OpenAI-compatible server for --metadata-model")
+    build.add_argument("--cache", metavar="FILE",
+                       help="cocoeval: response cache of the model-made stages (default $CONVBENCH_CACHE/responses.sqlite)")
     build.add_argument("--no-progress", action="store_true", help="hide progress bars")
     install = _command(commands, "install", "make load_dataset(\"convbench/NAME\") work offline on this machine")
     install.add_argument("name", help="benchmark name (see `convbench list`)")
@@ -70,14 +78,20 @@ def _parser() -> argparse.ArgumentParser:
     install.add_argument("--force", action="store_true",
                          help="install even beside a convbench/NAME that convbench did not install (kept, never deleted)")
     install.add_argument("--no-progress", action="store_true", help="hide progress bars")
-    agree = _command(commands, "agreement", "judge agreement: Cohen's kappa and % agreement of two raters' NC-Bench labels")
-    agree.add_argument("rater_a", help="JSON Lines: id, set, and labels or judge_output (and passed, acceptable_labels or task)")
-    agree.add_argument("rater_b", help="the same rows rated by the other rater")
-    agree.add_argument("--label-mode", choices=["first", "set"], default="first",
-                       help="compare each row's first label (default) or its whole label set")
+    agree = _command(commands, "agreement", "judge agreement: Cohen's kappa and % agreement of two raters' NC-Bench labels; "
+                     "with `cocoeval`, leave-one-out Spearman of a CoCoEval run's judge and of annotators with annotators")
+    agree.usage = "%(prog)s [nc] A.jsonl B.jsonl [options]  |  %(prog)s cocoeval HUMANS.jsonl RUNDIR [options]"
+    agree.add_argument("inputs", nargs="+", metavar="INPUT",
+                       help="NC-Bench: two raters' JSON Lines, A and B (id, set, and labels or judge_output; and passed, "
+                            "acceptable_labels or task), the same rows in both; CoCoEval: the word cocoeval, the human "
+                            "ratings (JSON Lines, format in the CoCoEvalBench card) and a `convbench run cocoeval` folder")
+    agree.add_argument("--label-mode", choices=["first", "set"],
+                       help="nc: compare each row's first label (default) or its whole label set")
     agree.add_argument("--bootstrap", type=_non_negative, default=1000, metavar="N", help="bootstrap resamples (default 1000)")
-    agree.add_argument("--rules", choices=["paper", "released_script"], default="paper",
-                       help="acceptable labels used when a row gives only set + task")
+    agree.add_argument("--rules", choices=["paper", "released_script"],
+                       help="nc: acceptable labels used when a row gives only set + task (default paper)")
+    agree.add_argument("--taxonomy", metavar="FILE",
+                       help="cocoeval: the run's taxonomy file, for runs whose signature does not record its groups")
     agree.add_argument("--seed", type=int, default=0)
     agree.add_argument("--json", action="store_true", help="print the result as JSON")
     run = _command(commands, "run", "generate, judge and score a benchmark with a model")
@@ -87,9 +101,16 @@ def _parser() -> argparse.ArgumentParser:
     run.add_argument("--shots", type=int, default=0, choices=[0, 3], help="nico: zero-shot (default) or 3-shot prompts")
     run.add_argument("--split", default="test", help="nico: the split to score (default test)")
     run.add_argument("--bertscore", metavar="MODEL", help="nico: add BERTScore F1 with this model (name or folder)")
+    run.add_argument("--bertscore-layer", type=_non_negative, metavar="N",
+                     help="nico: the layer BERTScore uses (default: bert-score's for known models, else 2/3 of the depth)")
     run.add_argument("--turns-per-call", type=int, choices=[1, 5, 30], default=5, help="cocoeval: turns simulated per model call")
     run.add_argument("--prompt", choices=["vanilla", "taxonomy"], default="vanilla", help="cocoeval: simulation prompt")
     run.add_argument("--taxonomy", metavar="FILE", help="cocoeval: your own behaviour taxonomy (YAML)")
+    run.add_argument("--repetition-countermeasure", action="store_true",
+                     help="cocoeval: the paper's appendix C.2: each reply first copies the last 5 turns (removed before "
+                          "judging), with presence_penalty 2.0")
+    run.add_argument("--bootstrap", type=_non_negative, metavar="N",
+                     help="cocoeval: bootstrap resamples for the intervals (default 1000; 0 for none)")
     run.add_argument("--model", required=True, help="generator spec: hf:<path>, openai:<model>, baseline:silence|repeat")
     run.add_argument("--judge", action="append", metavar="SPEC",
                      help="judge spec, same forms; baseline:smoke-judge for a no-model smoke test (nc); nc: give it "
@@ -97,7 +118,8 @@ def _parser() -> argparse.ArgumentParser:
     run.add_argument("--out", required=True, help="run folder for records.jsonl and results.json")
     run.add_argument("--limit", type=_positive, help="only the first N rows")
     run.add_argument("--concurrency", type=_positive, help="parallel requests for openai backends (default 8)")
-    run.add_argument("--max-new-tokens", type=_positive, help="generator token limit (default: nc 1024, nico 256)")
+    run.add_argument("--max-new-tokens", type=_positive, help="generator token limit (default: nc 1024, nico 256, cocoeval "
+                     "256 per turn written per call, at least 1024)")
     run.add_argument("--judge-max-new-tokens", type=_positive, help="judge token limit (default: nc 128, cocoeval 1024)")
     run.add_argument("--base-url", help="OpenAI-compatible server for the model (and the judge, unless --judge-base-url)")
     run.add_argument("--judge-base-url", action="append", metavar="URL",
@@ -145,8 +167,31 @@ def _parser() -> argparse.ArgumentParser:
     metrics.add_argument("names", nargs="*", help="metrics to install or export (default: all)")
     metrics.add_argument("--out", metavar="DIR", help="export: write DIR/NAME/ per metric (evaluate.load(\"DIR/NAME\"))")
 
+    export = _command(commands, "export", "write training data from a benchmark: cocoeval-sft, chat-format JSON Lines "
+                                          "for fine-tuning a simulator on CoCoEval's train split")
+    export.add_argument("what", choices=["cocoeval-sft"], help="what to write")
+    export.add_argument("--turns-per-call", type=int, choices=[1, 5, 30], required=True,
+                        help="turns the simulator writes per call (1 and 5: from a seeded random turn of the reference)")
+    export.add_argument("--out", required=True, metavar="FILE",
+                        help="JSON Lines file to write, with FILE.convbench.json beside it (a file convbench did not "
+                             "write is refused)")
+    export.add_argument("--config", default="all", help="a source or all (default)")
+    export.add_argument("--prompt", choices=["vanilla", "taxonomy"], default="vanilla", help="the simulation prompt")
+    export.add_argument("--taxonomy", metavar="FILE", help="your behaviour taxonomy (YAML), for --prompt taxonomy")
+    export.add_argument("--seed", type=int, default=0, help="seed of the random start turns (default 0)")
+    export.add_argument("--dataset", metavar="DIR", help="a folder from `convbench build` (default: build into the cache)")
+    export.add_argument("--sources", metavar="DIR", help="upstream mirror for building the dataset")
+
     score = _command(commands, "score", "re-score a run folder from its records (no model calls)")
     score.add_argument("rundir")
+    score.add_argument("--rules", choices=["paper", "released_script"],
+                       help="nc: re-read the run under these rules (default: the run's own)")
+
+    imported = _command(commands, "import-inspect", "a run folder (records.jsonl, results.json) from an inspect_ai log "
+                                                    "of a convbench task, for score, report and compare")
+    imported.add_argument("log", help="an inspect log (.eval or .json) of inspect eval convbench/nc|nico|cocoeval")
+    imported.add_argument("--out", required=True, help="run folder to write (missing, empty or an earlier run folder)")
+    imported.add_argument("--epoch", type=_positive, default=1, help="the log's epoch that becomes the run (default 1)")
 
     cache = _command(commands, "cache", "inspect or clear the response cache")
     cache.add_argument("action", choices=["stats", "clear"])
@@ -163,6 +208,8 @@ def _backend_options(args: argparse.Namespace, base_url: str | None) -> dict:
 
 
 def _cmd_run(args: argparse.Namespace) -> None:
+    if args.name != "cocoeval" and (args.bootstrap is not None or args.repetition_countermeasure):
+        raise ConvbenchError("--bootstrap and --repetition-countermeasure apply to cocoeval only")
     if args.name == "nico":
         return _cmd_run_nico(args)
     if args.name == "cocoeval":
@@ -200,7 +247,9 @@ def _cmd_run_cocoeval(args: argparse.Namespace) -> None:
     result = run_cocoeval(
         model=args.model, judge=args.judge[0], out=args.out, config=args.config, split=args.split, limit=args.limit,
         turns_per_call=args.turns_per_call, prompt=args.prompt, taxonomy=args.taxonomy,
-        max_new_tokens=args.max_new_tokens or 1024, judge_max_new_tokens=args.judge_max_new_tokens or 1024,
+        max_new_tokens=args.max_new_tokens, repetition_countermeasure=args.repetition_countermeasure,
+        judge_max_new_tokens=args.judge_max_new_tokens or 1024,
+        n_bootstrap=1000 if args.bootstrap is None else args.bootstrap,
         dataset=args.dataset, sources=args.sources, cache=args.cache,
         backend_options=_backend_options(args, args.base_url),
         judge_options=_backend_options(args, (args.judge_base_url or [None])[0] or args.base_url),
@@ -209,8 +258,12 @@ def _cmd_run_cocoeval(args: argparse.Namespace) -> None:
     )
     r = result.results
     print(f"cocoeval: {r['n_compared']} of {r['n']} instances compared; excluded {r['excluded']}; errors: {r.get('errors', 0)}")
-    if "mismatch" in r:
-        print(f"  mismatch {r['mismatch']:.1f}%  (0 = human frequencies reproduced)")
+    print(f"  simulation replies cut at the token limit: {r['simulation_cut_replies']} "
+          f"(instances lost to a second cut: {r['excluded']['simulation_cut']})")
+    if r.get("mismatch") is not None:
+        floor = r.get("mismatch_floor")
+        print(f"  mismatch {r['mismatch']:.1f}% (convbench's statistic; 0 = human frequencies reproduced; noise floor "
+              + (f"{floor:.1f}%)" if floor is not None else "n/a)"))
         for name in r["model_mean"]:
             print(f"  {name:<24} model {r['model_mean'][name]:6.2f}   human {r['human_mean'][name]:6.2f}")
     print(f"wrote {result.path}/records.jsonl and {result.path}/results.json")
@@ -223,12 +276,14 @@ def _cmd_run_nico(args: argparse.Namespace) -> None:
 
     if not args.task:
         raise ConvbenchError("convbench run nico needs --task (open_domain, dialog_completion, identify_unnatural, rewrite_unnatural)")
+    if args.bertscore_layer is not None and not args.bertscore:
+        raise ConvbenchError("--bertscore-layer needs --bertscore MODEL")
     result = run_nico(
         task=args.task, model=args.model, out=args.out, shots=args.shots, split=args.split, limit=args.limit,
         max_new_tokens=args.max_new_tokens or 256, dataset=args.dataset, cache=args.cache,
         bertscore=bool(args.bertscore), bertscore_model=args.bertscore or "bert-base-chinese",
         backend_options=_backend_options(args, args.base_url), progress=not args.no_progress,
-        retry_errors=args.retry_errors,
+        retry_errors=args.retry_errors, bertscore_layer=args.bertscore_layer,
     )
     scores = {k: round(v, 2) for k, v in result.results.items() if isinstance(v, float)}
     print(f"nico {args.task} ({args.shots}-shot, {result.results['n']} examples, errors: {result.results.get('errors', 0)}): "
@@ -297,7 +352,8 @@ def _cmd_compare(args: argparse.Namespace) -> None:
     a, b = load_runs([args.run_a, args.run_b])
     if a.benchmark != "nc" or b.benchmark != "nc":
         raise ConvbenchError(f"convbench compare takes two NC-Bench runs; got {a.benchmark} and {b.benchmark}")
-    for key in ("dataset_fingerprint", "judge", "rules"):
+    for key in ("dataset_fingerprint", "judge", "rules", "parsing", "judge_template", "judge_template_sha256",
+                "fill_request_details", "first_line_only"):
         if a.signature.get(key) != b.signature.get(key):
             warn(f"the runs differ in {key}: {a.signature.get(key)!r} vs {b.signature.get(key)!r}")
     result = compare_nc_runs(a.records, b.records, n_resamples=args.resamples, seed=args.seed)
@@ -351,7 +407,18 @@ def _cmd_metrics(args: argparse.Namespace) -> None:
 def _cmd_score(args: argparse.Namespace) -> None:
     from .runner import score_run
 
-    result = score_run(args.rundir)
+    result = score_run(args.rundir, rules=args.rules)
+    _print_results(result.results, result.path, rescored=True)
+
+
+def _cmd_import_inspect(args: argparse.Namespace) -> None:
+    try:
+        import inspect_ai  # noqa: F401
+    except ImportError:
+        raise ConvbenchError("import-inspect needs inspect_ai: pip install \"convbench[inspect]\"") from None
+    from .integrations.inspect.importer import import_inspect_log
+
+    result = import_inspect_log(args.log, args.out, epoch=args.epoch)
     _print_results(result.results, result.path, rescored=True)
 
 
@@ -386,15 +453,44 @@ def _cmd_cache(args: argparse.Namespace) -> None:
 
 
 def _cmd_agreement(args: argparse.Namespace) -> None:
+    """``[nc] A B``: NC-Bench label agreement; ``cocoeval HUMANS RUNDIR``: CoCoEval judge-human agreement."""
     import json
 
-    from .scoring.agreement import agreement_files
+    inputs = list(args.inputs)
+    form = inputs.pop(0) if inputs[0] in ("nc", "cocoeval") else "nc"  # a file named so: ./nc
+    if len(inputs) != 2:
+        raise ConvbenchError("usage: convbench agreement [nc] A.jsonl B.jsonl, or convbench agreement cocoeval "
+                             "HUMANS.jsonl RUNDIR")
+    if form == "cocoeval":
+        from .scoring.cocoeval_agreement import cocoeval_agreement
 
-    result = agreement_files(
-        args.rater_a, args.rater_b, label_mode=args.label_mode, n_bootstrap=args.bootstrap, seed=args.seed,
-        rules=args.rules,
-    )
+        for option in ("label_mode", "rules"):
+            if getattr(args, option) is not None:
+                raise ConvbenchError(f"--{option.replace('_', '-')} applies to NC-Bench agreement only")
+        result: Any = cocoeval_agreement(inputs[0], inputs[1], taxonomy=args.taxonomy, n_bootstrap=args.bootstrap,
+                                         seed=args.seed)
+    else:
+        from .scoring.agreement import agreement_files
+
+        if args.taxonomy is not None:
+            raise ConvbenchError("--taxonomy applies to `convbench agreement cocoeval` only")
+        result = agreement_files(
+            inputs[0], inputs[1], label_mode=args.label_mode or "first", n_bootstrap=args.bootstrap, seed=args.seed,
+            rules=args.rules or "paper",
+        )
     print(json.dumps(result.to_dict(), indent=2, allow_nan=False) if args.json else "\n".join(result.lines()))
+
+
+def _cmd_export(args: argparse.Namespace) -> None:
+    from .cocoeval.sft import export_sft
+
+    done = export_sft(args.out, args.turns_per_call, config=args.config, seed=args.seed, style=args.prompt,
+                      taxonomy=args.taxonomy, dataset=args.dataset, sources=args.sources)
+    print(f"wrote {done.examples} examples ({args.turns_per_call} turns per call, {args.config} train split) to "
+          f"{done.path}, signature in {done.path.name}.convbench.json")
+    unlisted = done.signature["targets_with_unlisted_speakers"]["count"]
+    if unlisted:
+        warn(f"{unlisted} of {done.examples} targets name a speaker the prompt does not list (kept; ids in the signature)")
 
 
 def _cmd_list(args: argparse.Namespace) -> None:
@@ -409,12 +505,20 @@ def _cmd_list(args: argparse.Namespace) -> None:
 def _cmd_build(args: argparse.Namespace) -> None:
     from .api import build
 
-    options = {}
-    if args.summarizer:
+    options: dict[str, Any] = {}
+    for stage in ("summarizer", "cleaner", "metadata_model"):  # cocoeval's model-made stages
+        spec, base_url = getattr(args, stage), getattr(args, f"{stage}_base_url")
+        if spec or base_url:
+            if args.name != "cocoeval":
+                raise ConvbenchError(f"--{stage.replace('_', '-')} applies to cocoeval only")
+            if not spec:
+                raise ConvbenchError(f"--{stage.replace('_', '-')}-base-url needs --{stage.replace('_', '-')}")
+            options[stage] = spec
+            options[f"{stage}_options"] = {"base_url": base_url} if base_url else {}
+    if args.cache:
         if args.name != "cocoeval":
-            raise ConvbenchError("--summarizer applies to cocoeval only")
-        options = {"summarizer": args.summarizer,
-                   "summarizer_options": {"base_url": args.summarizer_base_url} if args.summarizer_base_url else {}}
+            raise ConvbenchError("--cache applies to cocoeval's model-made stages only")
+        options["cache"] = args.cache
     summary = build(args.name, args.out, sources=args.sources, data_dir=args.data_dir, progress=not args.no_progress,
                     **options)
     print("\n".join(summary.lines()))
@@ -432,6 +536,8 @@ COMMANDS = {
     "compare": _cmd_compare,
     "cache": _cmd_cache,
     "agreement": _cmd_agreement,
+    "export": _cmd_export,
+    "import-inspect": _cmd_import_inspect,
 }
 
 
