@@ -230,6 +230,12 @@ def rescore_nico(folder: Path, records: list[dict[str, Any]], previous: dict[str
                                    tokenizer=signature.get("tokenizer", "jieba"),
                                    interaction_types=[r["interaction_type"] for r in records])
     results["signature"] = {**results["signature"], **signature, "scored_by": __version__}
+    # BERTScore needs its model, which re-scoring never loads: the run's own figure is carried over (the turns
+    # it scored are the records' turns) and said to be so, rather than silently dropped
+    carried = {k: v for k, v in previous.items() if k.startswith("bertscore_")}
+    if carried:
+        results.update(carried)
+        results.setdefault("notes", []).append("bertscore_* carried over from the run (re-scoring loads no model)")
     results["stats"] = previous.get("stats", {})
     results["errors"] = sum(failed)
     results["row_ids"] = [row_id(r) for r in records]

@@ -109,7 +109,12 @@ def compute_bertscore(
     rule); on failure ``bertscore_f1`` is None and ``bertscore_error`` says why. ``options`` go to
     ``bert_score.score`` (``num_layers``, ``batch_size``, ``device``...)."""
     kwargs = {"lang": "zh", "verbose": False, **(options or {})}
-    signature: dict[str, Any] = {"bertscore_model": model, "bertscore_layer": None}
+    # everything that changes the number: bert-score's version, the model, its layer, idf weighting and
+    # baseline rescaling (bert-score's defaults: no idf, no rescaling)
+    signature: dict[str, Any] = {"bertscore_model": model, "bertscore_layer": None,
+                                 "bertscore_version": _version("bert-score"),
+                                 "bertscore_idf": bool(kwargs.get("idf", False)),
+                                 "bertscore_rescale_with_baseline": bool(kwargs.get("rescale_with_baseline", False))}
     try:
         layer = resolve_layer(model, kwargs.pop("num_layers", None))
         signature.update(bertscore_layer=layer.layer, bertscore_layer_rule=layer.rule)
@@ -122,3 +127,12 @@ def compute_bertscore(
         warnings.warn(message, stacklevel=2)  # the CLI shows it as one line; the result keeps it too
         return {"bertscore_f1": None, "bertscore_error": message, "signature": signature}
     return {"bertscore_f1": 100.0 * float(f1.mean()), "signature": signature}
+
+
+def _version(distribution: str) -> str | None:
+    from importlib.metadata import PackageNotFoundError, version
+
+    try:
+        return version(distribution)
+    except PackageNotFoundError:
+        return None

@@ -121,6 +121,12 @@ def test_run_nico_passes_the_bertscore_layer(nico_built: Path, tmp_path: Path) -
         assert run.results["signature"]["bertscore_layer"] == expected_layer
         assert run.results["bertscore_f1"] == pytest.approx(100.0 * float(f1.mean()), abs=1e-6)
         assert "bertscore_error" not in run.results
+    # re-scoring loads no model: the run's BERTScore is carried over and said to be, not dropped
+    from convbench_datasets.runner import score_run
+
+    rescored = score_run(tmp_path / "run-2").results
+    assert rescored["bertscore_f1"] == run.results["bertscore_f1"]
+    assert any("carried over" in note for note in rescored["notes"])
 
 
 def test_cli_bertscore_layer(nico_built: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str],

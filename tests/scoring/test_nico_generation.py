@@ -83,6 +83,16 @@ def test_bertscore_with_a_tiny_local_bert(tmp_path: Path) -> None:
     different = score_generation(["去公园散步"], ["谢谢没问题"], bertscore=True, bertscore_model=str(model),
                                  bertscore_options=options)
     assert different["bertscore_f1"] < 100.0 and same["signature"]["bertscore_model"] == str(model)
+    # the signature names everything that changes the number (bert-score's defaults: no idf, no rescaling)
+    from importlib.metadata import version
+
+    assert {k: same["signature"][k] for k in ("bertscore_version", "bertscore_layer", "bertscore_idf",
+                                              "bertscore_rescale_with_baseline")} == {
+        "bertscore_version": version("bert-score"), "bertscore_layer": 2, "bertscore_idf": False,
+        "bertscore_rescale_with_baseline": False}
+    with_idf = score_generation(["我今天很开心", "好的"], ["我今天很开心", "好的"], bertscore=True,
+                                bertscore_model=str(model), bertscore_options={**options, "idf": True})
+    assert with_idf["signature"]["bertscore_idf"] is True
 
 
 @pytest.mark.parametrize(
