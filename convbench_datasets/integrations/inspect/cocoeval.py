@@ -1,0 +1,310 @@
+"""CoCoEvalBench as an inspect_ai task: ``inspect eval convbench/cocoeval --model M --model-role grader=J``.
+
+The solver simulates the 30 turns after each instance's history with convbench's simulation prompt
+(``simulation_prompt``: ``vanilla`` or ``taxonomy``, 1, 5 or 30 turns per call) and reads each reply
+with ``parse_continuation``, following the policy of ``convbench run cocoeval`` (``runner/cocoeval_run.py``):
+a reply with a problem is shown back with it ``max_repairs`` times, then its usable turns are kept and
+the problem counted, and an instance with nothing usable stops; a reply cut at the token limit is asked
+again once with twice the limit, and a second cut stops the instance. The scorer asks the grader, for
+the simulated and the human continuation alike, which turns show each behaviour and for the 1-10
+ratings (``judge_prompt``, ``parse_behaviours``, ``parse_overall``, with the same repair round), and
+keeps the run's record (``_record``). The metric is ``score_records`` over the epoch's instances: per
+behaviour type the mean frequency in simulated and human continuations, the mismatch, the mean
+ratings, and how many instances were compared.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from inspect_ai import Task, task
+from inspect_ai.dataset import MemoryDataset, Sample
+from inspect_ai.model import (
+    ChatMessageAssistant,
+    GenerateConfig,
+    Model,
+    ModelOutput,
+    get_model,
+)
+from inspect_ai.scorer import Metric, SampleScore, Score, Scorer, Target, metric, scorer
+from inspect_ai.solver import Generate, Solver, TaskState, solver
+
+from ...cocoeval.instances import WINDOW
+from ...cocoeval.simulation import (
+    COPIED_TURNS,
+    COPY_PRESENCE_PENALTY,
+    PROMPT_STYLES,
+    judge_prompt,
+    occurrences,
+    parse_behaviours,
+    parse_continuation,
+    parse_overall,
+    rubric,
+    simulation_prompt,
+    templates,
+)
+from ...cocoeval.taxonomy import Behaviour, load_taxonomy
+from ...runner.cocoeval_run import (
+    CUT_RETRY_FACTOR,
+    TOKENS_PER_TURN,
+    TURNS_PER_CALL,
+    _record,
+    _rows,
+    _sha,
+    score_records,
+    simulation_token_limit,
+)
+from ._common import (
+    chat_messages,
+    finish_reason,
+    grader,
+    greedy,
+    judge_roles,
+    mean_over_epochs,
+    require_grader,
+    task_metadata,
+)
+
+BENCHMARK = "cocoeval"
+SIMULATION_STORE_KEY = "convbench_simulation"
+SIDES = ("model", "human")
+KINDS = ("behaviours", "overall")
+
+
+def cocoeval_sample(row: Mapping[str, Any]) -> Sample:
+    """One CoCoEval instance as a sample; the solver builds its prompts from the metadata (the row)."""
+    history = "\n".join(f"{t['speaker']}: {t['utterance']}" for t in row["history"])
+    return Sample(id=row["id"], input=history, metadata=dict(row))
+
+
+@task
+def cocoeval(
+    config: str = "all",
+    split: str = "test",
+    judge: str | None = None,
+    turns_per_call: int = 5,
+    prompt: str = "vanilla",
+    taxonomy: str | None = None,
+    max_tokens: int | None = None,
+    tokens_per_turn: int = TOKENS_PER_TURN,
+    repetition_countermeasure: bool = False,
+    judge_max_tokens: int = 1024,
+    max_repairs: int = 1,
+    n_bootstrap: int = 1000,
+    seed: int = 0,
+    dataset: str | None = None,
+    sources: str | None = None,
+) -> Task:
+    """CoCoEvalBench: simulate 30 turns of a meeting or debate, judge behaviours in them and in the human turns.
+
+    Args:
+        config: a source (``qmsum_product``, ``qmsum_academic``, ``qmsum_committee``, ``iq2``...) or ``all``.
+        split: ``test`` (default) or ``train``.
+        judge: the judge model (``provider/model``); an eval's ``--model-role grader=...`` takes precedence.
+        turns_per_call: turns the model writes per call: 1, 5 or 30.
+        prompt: ``vanilla`` or ``taxonomy`` (the behaviour types described in the prompt).
+        taxonomy: your behaviour taxonomy (YAML; default: convbench's).
+        max_tokens: the simulation's token limit (default: ``tokens_per_turn`` per turn written, at least 1,024).
+        tokens_per_turn: see ``max_tokens``.
+        repetition_countermeasure: the paper's appendix C.2 (copy the last 5 turns first, presence penalty 2.0).
+        judge_max_tokens: the judge's token limit.
+        max_repairs: times an unusable reply (simulation or judge) is shown back with its problem.
+        n_bootstrap, seed: the metric's bootstrap (intervals live in the run folder ``convbench import-inspect`` writes).
+        dataset: a folder ``convbench build cocoeval`` wrote (default: convbench's cached build).
+        sources: the upstream mirror (default ``$CONVBENCH_SOURCES``).
+    """
+    if turns_per_call not in TURNS_PER_CALL:
+        raise ValueError(f"turns per call must be one of {TURNS_PER_CALL}, got {turns_per_call}")
+    if prompt not in PROMPT_STYLES:
+        raise ValueError(f"prompt must be one of {PROMPT_STYLES}, got {prompt!r}")
+    if max_repairs < 0 or n_bootstrap < 0:
+        raise ValueError("max_repairs and n_bootstrap must be 0 or more")
+    behaviours = load_taxonomy(taxonomy)
+    rows = _rows(config, split, dataset, sources)
+    copied = COPIED_TURNS if repetition_countermeasure else 0
+    limit = max_tokens or simulation_token_limit(turns_per_call, copied, tokens_per_turn)
+    groups = {b.name: b.group for b in behaviours}
+    settings = {
+        "config": config, "split": split, "turns_per_call": turns_per_call, "prompt": prompt,
+        "taxonomy": list(groups), "taxonomy_groups": groups, "max_repairs": max_repairs,
+        "generation": {"max_new_tokens": limit, "temperature": 0.0,
+                       **({"presence_penalty": COPY_PRESENCE_PENALTY} if copied else {})},
+        "judge_generation": {"max_new_tokens": judge_max_tokens, "temperature": 0.0},
+        "token_limit_rule": None if max_tokens else {"tokens_per_turn": tokens_per_turn, "at_least": 1024},
+        "cut_retry_max_new_tokens": CUT_RETRY_FACTOR * limit,
+        "repetition_countermeasure": {"copied_turns": copied, "presence_penalty": COPY_PRESENCE_PENALTY}
+        if copied else None,
+        "templates_sha256": _sha({**templates(), "rubric": rubric()}), "n_bootstrap": n_bootstrap, "seed": seed,
+    }
+    samples = [cocoeval_sample(row) for row in rows]
+    return Task(
+        setup=require_grader("convbench/cocoeval"),
+        dataset=MemoryDataset(samples, name=f"convbench/cocoeval/{config}"),
+        solver=cocoeval_simulate(turns_per_call=turns_per_call, prompt=prompt, taxonomy=taxonomy, max_tokens=limit,
+                                 copied=copied, max_repairs=max_repairs),
+        scorer=cocoeval_judge(taxonomy=taxonomy, max_tokens=judge_max_tokens, max_repairs=max_repairs,
+                              n_bootstrap=n_bootstrap, seed=seed),
+        model_roles=judge_roles(judge),  # type: ignore[arg-type]
+        metadata=task_metadata(BENCHMARK, rows, [str(s.id) for s in samples], **settings),
+    )
+
+
+@solver
+def cocoeval_simulate(turns_per_call: int = 5, prompt: str = "vanilla", taxonomy: str | None = None,
+                      max_tokens: int = 1280, copied: int = 0, max_repairs: int = 1) -> Solver:
+    """Simulate the 30 turns after the history, ``turns_per_call`` per model call, as ``convbench run cocoeval``.
+
+    The simulation (turns, replies, problems, cut replies) is kept in the sample's store under
+    ``convbench_simulation``; the model's output is the simulated continuation as ``Speaker: utterance`` lines.
+    """
+    behaviours = load_taxonomy(taxonomy)
+    config = GenerateConfig(temperature=0.0, max_tokens=max_tokens,
+                            presence_penalty=COPY_PRESENCE_PENALTY if copied else None)
+    larger = config.merge(GenerateConfig(max_tokens=CUT_RETRY_FACTOR * max_tokens))
+
+    async def solve(state: TaskState, generate: Generate) -> TaskState:
+        model = get_model()
+        simulation = await _simulate(model, state.metadata, behaviours, turns_per_call, prompt, config, larger,
+                                     copied, max_repairs)
+        state.store.set(SIMULATION_STORE_KEY, simulation)
+        text = "\n".join(f"{t['speaker']}: {t['utterance']}" for t in simulation["turns"])
+        state.output = ModelOutput.from_content(model.name, text)
+        state.messages.append(ChatMessageAssistant(content=text or "(no usable turn)", model=model.name))
+        return state
+
+    return solve
+
+
+async def _simulate(model: Model, row: Mapping[str, Any], behaviours: Sequence[Behaviour], turns_per_call: int,
+                    style: str, config: GenerateConfig, larger: GenerateConfig, copied: int,
+                    max_repairs: int) -> dict[str, Any]:
+    """One instance's simulation, in the shape ``cocoeval_run.simulate`` gives each row."""
+    turns: list[dict[str, str]] = []
+    problems: list[str] = []
+    replies: list[str] = []
+    reasons: list[str | None] = []
+    repairs = persisting = cut = 0
+    cut_failure: str | None = None
+    while len(turns) < WINDOW:
+        wanted = min(turns_per_call, WINDOW - len(turns))
+        messages = chat_messages(simulation_prompt(row, turns, wanted, style, behaviours,
+                                                   problems[-1] if repairs else None, copied))
+        reply = await model.generate(messages, config=config)
+        if finish_reason(reply) == "length":  # a cut reply is never read: asked again with twice the limit
+            cut += 1
+            replies.append(reply.completion)
+            reasons.append("length")
+            reply = await model.generate(messages, config=larger)
+            if finish_reason(reply) == "length":
+                cut += 1
+                replies.append(reply.completion)
+                reasons.append("length")
+                cut_failure = (f"simulation reply cut at the token limit ({config.max_tokens} tokens, "
+                               f"then {larger.max_tokens})")
+                break
+        replies.append(reply.completion)
+        reasons.append(finish_reason(reply))
+        new, problem = parse_continuation(reply.completion, row, turns, wanted, copied)
+        if problem is None:
+            turns.extend(new)
+            repairs = 0
+            continue
+        problems.append(problem)
+        if repairs < max_repairs:
+            repairs += 1
+            continue
+        repairs = 0
+        persisting += 1
+        if not new:
+            break
+        turns.extend(new)
+    return {"turns": turns, "problems": problems, "complete": len(turns) == WINDOW, "replies": replies,
+            "finish_reasons": reasons, "persisting": persisting, "error": None, "cut": cut, "cut_failure": cut_failure}
+
+
+@metric(scores="unreduced")
+def behavior_frequency() -> Metric:
+    """``score_records`` over each epoch's instances: ``model/<type>`` and ``human/<type>`` mean
+    frequencies, ``mismatch``, ``model/<scale>`` and ``human/<scale>`` mean ratings, ``n_compared``,
+    averaged over epochs. Taxonomy, bootstrap and seed are the ones the scorer recorded."""
+
+    def compute(scores: list[SampleScore]) -> dict[str, float | None]:
+        return mean_over_epochs(scores, _epoch_scores)
+
+    return compute  # type: ignore[return-value]
+
+
+def _epoch_scores(scores: list[SampleScore]) -> dict[str, float | None]:
+    scored = [s.score.metadata or {} for s in scores]
+    options = scored[0]["options"]
+    results = score_records([m["record"] for m in scored], options["taxonomy"], options["n_bootstrap"],
+                            options["seed"], options["taxonomy_groups"])
+    flat: dict[str, float | None] = {"n_compared": results["n_compared"]}
+    if results["n_compared"]:
+        for side in SIDES:
+            flat.update({f"{side}/{name}": value for name, value in results[f"{side}_mean"].items()})
+        flat["mismatch"] = results["mismatch"]
+        for side in SIDES:
+            flat.update({f"{side}/{scale}": rated["mean"] for scale, rated in results["overall"][side].items()})
+    return flat
+
+
+@scorer(metrics=[behavior_frequency()])
+def cocoeval_judge(taxonomy: str | None = None, max_tokens: int = 1024, max_repairs: int = 1,
+                   n_bootstrap: int = 1000, seed: int = 0) -> Scorer:
+    """Judge behaviours and 1-10 ratings of the simulated (when complete) and the human continuation.
+
+    The score's value is the number of flagged turns per side (None for a side not judged); its
+    metadata holds the instance's record as ``convbench run cocoeval`` writes it.
+    """
+    behaviours = load_taxonomy(taxonomy)
+    groups = {b.name: b.group for b in behaviours}
+    options = {"taxonomy": list(groups), "taxonomy_groups": groups, "n_bootstrap": n_bootstrap, "seed": seed}
+
+    async def score(state: TaskState, target: Target) -> Score:
+        row = state.metadata
+        simulation = state.store.get(SIMULATION_STORE_KEY)
+        if simulation is None:
+            raise ValueError("cocoeval_judge scores the continuation cocoeval_simulate writes; use that solver")
+        judge = grader("convbench/cocoeval")
+        continuations = {"human": row["reference"], "model": simulation["turns"] if simulation["complete"] else None}
+        judged: dict[tuple[str, str], dict[str, Any] | None] = {}
+        for side, turns in continuations.items():
+            for kind in KINDS:
+                judged[(side, kind)] = None if turns is None else await _judge(judge, kind, row, turns, behaviours,
+                                                                               max_tokens, max_repairs)
+        record = _record(dict(row), simulation, judged)
+        flagged = {side: None if record[f"{side}_behaviours"] is None else len(occurrences(record[f"{side}_behaviours"]))
+                   for side in SIDES}
+        return Score(value=flagged, answer=state.output.completion,
+                     explanation=_explanation(record),
+                     metadata={"epoch": state.epoch, "record": record, "options": options})
+
+    return score
+
+
+async def _judge(judge: Model, kind: str, row: Mapping[str, Any], turns: Sequence[Mapping[str, str]],
+                 behaviours: Sequence[Behaviour], max_tokens: int, max_repairs: int) -> dict[str, Any]:
+    """One judgement with the runner's repair round: an unusable answer is asked again with its problem."""
+    problem: str | None = None
+    for attempt in range(max_repairs + 1):
+        answer = await judge.generate(chat_messages(judge_prompt(kind, row, turns, behaviours, problem)),
+                                      config=greedy(max_tokens))
+        parsed, problem = (parse_behaviours(answer.completion, behaviours, len(turns)) if kind == "behaviours"
+                           else parse_overall(answer.completion))
+        if parsed is not None or attempt == max_repairs:
+            return {"raw": answer.completion, "parsed": parsed, "problem": problem}
+    raise AssertionError("unreachable: the last attempt always returns")
+
+
+def _explanation(record: Mapping[str, Any]) -> str:
+    lines = []
+    for side in SIDES:
+        found = record[f"{side}_behaviours"]
+        rated = record[f"{side}_overall"]
+        lines.append(f"{side}: behaviours {found if found is not None else 'not judged'}, "
+                     f"ratings {rated if rated is not None else 'not judged'}")
+    if record["excluded"]:
+        lines.append(f"excluded from the comparison: {record['excluded']}")
+    return "\n".join(lines)

@@ -1,0 +1,222 @@
+"""``convbench import-inspect LOG --out RUN``: a convbench run folder from an inspect log of a convbench task.
+
+The folder holds ``records.jsonl`` in the shape ``convbench run`` writes (the row, the model's answer,
+the judge's raw answer...) and ``results.json`` computed by convbench's own re-scoring
+(``runner.score_run``) from those records, with a signature: convbench's fields (config, rows,
+dataset fingerprint, model, judge, decoding, judge template and its sha256, rules...) plus
+``harness`` (inspect_ai's version, the log, its eval id, task, task arguments and the epoch
+imported). ``convbench score``, ``report`` (with the paper's reference tables) and ``compare`` then
+work on it as on any run.
+
+One epoch becomes one run (``epoch``, default 1). A sample inspect could not finish (its ``error``)
+becomes a row with ``error``: it fails and is counted, as a per-row error of ``convbench run`` is;
+inspect's own metrics leave such samples out. A log whose evaluation did not finish is refused.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable, Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+from inspect_ai.log import EvalLog, EvalSample, read_eval_log
+from inspect_ai.scorer import Score
+
+from ..._version import __version__
+from ...errors import ConvbenchError
+from ...runner.backends import Generation
+from ...runner.run_folder import RunResult, row_id, run_lock, write_folder
+from ._common import GRADER_ROLE
+
+# the metadata key that marks each benchmark's score among a sample's scores
+_SCORE_KEYS = {"nc": "judge_output", "nico": "error", "cocoeval": "record"}
+# task settings that are the importer's to read, not the signature's
+_NOT_SIGNATURE = {"rows", "row_ids", "convbench_version"}
+
+
+def import_inspect_log(log: str | os.PathLike[str] | EvalLog, out: str | os.PathLike[str], *,
+                       epoch: int = 1) -> RunResult:
+    """Write ``out`` (records.jsonl, results.json) from the inspect log ``log`` and score it with convbench.
+
+    Args:
+        log: an inspect log file (``.eval`` or ``.json``) of ``convbench/nc``, ``/nico`` or ``/cocoeval``, or
+            the log object.
+        out: the run folder to write: missing, empty, or an earlier run folder (replaced).
+        epoch: which epoch of the log becomes the run (inspect numbers them from 1).
+    """
+    where = str(log.location if isinstance(log, EvalLog) else log)
+    eval_log = log if isinstance(log, EvalLog) else _read(where)
+    settings = (eval_log.eval.metadata or {}).get("convbench")
+    if not isinstance(settings, dict) or settings.get("benchmark") not in _SCORE_KEYS:
+        raise ConvbenchError(f"{where}: not a log of a convbench task (its eval metadata has no 'convbench' entry); "
+                             "import logs of `inspect eval convbench/nc|nico|cocoeval`")
+    if eval_log.status != "success":
+        raise ConvbenchError(f"{where}: the evaluation ended with status {eval_log.status!r}, so rows are missing; "
+                             "finish it (`inspect eval-retry`) and import the finished log")
+    samples = [s for s in eval_log.samples or [] if s.epoch == epoch]
+    if not samples:
+        epochs = sorted({s.epoch for s in eval_log.samples or []})
+        raise ConvbenchError(f"{where}: no samples of epoch {epoch} (the log holds epochs {epochs or 'none'})")
+    benchmark = settings["benchmark"]
+    samples = _in_dataset_order(samples, settings.get("row_ids"), where)
+    records = _RECORDS[benchmark](samples, settings)
+    folder = Path(out)
+    _check_out(folder)
+    signature = _signature(eval_log, settings, samples, where, epoch)
+    declared = {"signature": signature, "stats": _stats(eval_log), "row_ids": [row_id(r) for r in records],
+                **_bertscore(records, settings)}
+    with run_lock(folder):
+        write_folder(folder, records, declared)
+    from ...runner import score_run
+
+    return score_run(folder)
+
+
+def _bertscore(records: list[dict[str, Any]], settings: Mapping[str, Any]) -> dict[str, Any]:
+    """NICO with ``bertscore_model``: BERTScore of the imported epoch's turns, by convbench (re-scoring
+    carries it over: it loads no model)."""
+    if settings.get("benchmark") != "nico" or not settings.get("bertscore_model"):
+        return {}
+    from ...scoring.nico_generation import score_generation
+
+    layer = settings.get("bertscore_layer")
+    scored = score_generation([r["turn"] for r in records], [r["reference"] for r in records],
+                              tokenizer=settings.get("tokenizer", "jieba"), bertscore=True,
+                              bertscore_model=settings["bertscore_model"],
+                              bertscore_options=None if layer is None else {"num_layers": layer})
+    return {key: value for key, value in scored.items() if key.startswith("bertscore_")}
+
+
+def _read(path: str) -> EvalLog:
+    if not Path(path).is_file():
+        raise ConvbenchError(f"{path}: no such inspect log file")
+    try:
+        return read_eval_log(path)
+    except Exception as err:  # inspect raises several kinds for a damaged or foreign file
+        raise ConvbenchError(f"{path}: cannot read it as an inspect log ({type(err).__name__}: {err})") from None
+
+
+def _check_out(folder: Path) -> None:
+    if folder.exists() and (not folder.is_dir() or (any(folder.iterdir()) and not (folder / "results.json").is_file())):
+        raise ConvbenchError(f"{folder}: neither missing, empty nor a run folder; give another --out")
+
+
+def _in_dataset_order(samples: list[EvalSample], row_ids: Sequence[str] | None, where: str) -> list[EvalSample]:
+    """The samples in the dataset's order (the task records it), so that the run's rows and fingerprint
+    are those ``convbench run`` has for the same rows."""
+    if not row_ids:
+        return samples
+    position = {str(sample_id): i for i, sample_id in enumerate(row_ids)}
+    unknown = [str(s.id) for s in samples if str(s.id) not in position]
+    if unknown:
+        raise ConvbenchError(f"{where}: sample(s) {unknown[:5]} are not rows of the task's dataset")
+    return sorted(samples, key=lambda s: position[str(s.id)])
+
+
+def _score(sample: EvalSample, key: str) -> Score | None:
+    """The sample's convbench score (the one whose metadata has ``key``), or None when it has none."""
+    for score in (sample.scores or {}).values():
+        if key in (score.metadata or {}):
+            return score
+    return None
+
+
+def _failure(sample: EvalSample) -> str:
+    message = sample.error.message if sample.error is not None else "no convbench score"
+    return f"inspect: {message.strip().splitlines()[0] if message.strip() else 'sample failed'}"
+
+
+def _nc_records(samples: list[EvalSample], settings: Mapping[str, Any]) -> list[dict[str, Any]]:
+    from ...runner.nc_run import _record
+
+    records = []
+    for sample in samples:
+        row, score = dict(sample.metadata), _score(sample, _SCORE_KEYS["nc"])
+        response = sample.output.completion if sample.output is not None else ""
+        if score is None:  # generation or judge failed: the row fails with an error
+            failed = Generation("", error=_failure(sample))
+            gen, jud = (Generation(response), failed) if response else (failed, Generation(""))
+            records.append(_record(row, gen, jud, None, None, settings["rules"]))  # type: ignore[arg-type]
+            continue
+        judged = score.metadata or {}
+        gen = Generation(response, completion_tokens=judged.get("completion_tokens") or 0,
+                         finish_reason=judged.get("finish_reason"))
+        jud = Generation(judged["judge_output"], finish_reason=judged.get("judge_finish_reason"))
+        records.append(_record(row, gen, jud, None, None, settings["rules"]))  # type: ignore[arg-type]
+    return records
+
+
+def _nico_records(samples: list[EvalSample], settings: Mapping[str, Any]) -> list[dict[str, Any]]:
+    records = []
+    identify = settings["task"] == "identify_unnatural"
+    for sample in samples:
+        row, score = sample.metadata, _score(sample, _SCORE_KEYS["nico"])
+        scored = (score.metadata or {}) if score is not None else {}
+        error = scored.get("error") if score is not None else _failure(sample)
+        record: dict[str, Any] = {"id": row["id"], "dialogue_id": row["dialogue_id"],
+                                  "interaction_type": row["interaction_type"], "response": scored.get("response", "")}
+        if identify:
+            record.update(predicted=scored.get("predicted", []), gold=list(row["unnatural_sentences"]),
+                          precision=scored.get("precision", 0.0), recall=scored.get("recall", 0.0))
+        else:
+            record.update(turn=scored.get("turn", ""), reference=row["reference"])
+        record.update(cache_hit=None, finish_reason=scored.get("finish_reason"), error=error)
+        records.append(record)
+    return records
+
+
+def _cocoeval_records(samples: list[EvalSample], settings: Mapping[str, Any]) -> list[dict[str, Any]]:
+    from ...runner.cocoeval_run import _record
+
+    records = []
+    for sample in samples:
+        score = _score(sample, _SCORE_KEYS["cocoeval"])
+        if score is not None:
+            records.append(dict((score.metadata or {})["record"]))
+            continue
+        failed = {"turns": [], "problems": [], "complete": False, "replies": [], "finish_reasons": [], "persisting": 0,
+                  "error": _failure(sample), "cut": 0, "cut_failure": None}
+        records.append(_record(dict(sample.metadata), failed, {}))
+    return records
+
+
+_RECORDS: dict[str, Callable[[list[EvalSample], Mapping[str, Any]], list[dict[str, Any]]]] = {
+    "nc": _nc_records, "nico": _nico_records, "cocoeval": _cocoeval_records,
+}
+
+
+def _signature(eval_log: EvalLog, settings: Mapping[str, Any], samples: list[EvalSample], where: str,
+               epoch: int) -> dict[str, Any]:
+    from ...runner.nc_run import dataset_fingerprint
+
+    spec = eval_log.eval
+    grader = (spec.model_roles or {}).get(GRADER_ROLE)
+    if isinstance(grader, list):
+        grader = grader[0]
+    signature: dict[str, Any] = {
+        "convbench_version": __version__, "benchmark": settings["benchmark"],
+        **{key: value for key, value in settings.items() if key not in _NOT_SIGNATURE and key != "benchmark"},
+        "limit": spec.config.limit if isinstance(spec.config.limit, int) else None,
+        "rows": len(samples), "dataset_rows": settings.get("rows"),
+        "dataset_fingerprint": dataset_fingerprint([dict(s.metadata) for s in samples]),
+        "model": spec.model, "model_identity": {"kind": "inspect", "model": spec.model, "base_url": spec.model_base_url},
+    }
+    if "generation" not in settings:  # the model's decoding as the eval ran it (task config and --max-tokens etc.)
+        config = eval_log.plan.config
+        signature["generation"] = {"max_new_tokens": config.max_tokens, "temperature": config.temperature}
+    if grader is not None:
+        signature["judge"] = grader.model
+        signature["judge_identity"] = {"kind": "inspect", "model": grader.model, "base_url": grader.base_url}
+    signature["harness"] = {
+        "name": "inspect_ai", "version": spec.packages.get("inspect_ai"), "log": where, "eval_id": spec.eval_id,
+        "task": spec.task, "task_args": spec.task_args, "epoch": epoch, "epochs": spec.config.epochs,
+        "created": spec.created, "convbench_version_of_log": settings.get("convbench_version"),
+    }
+    return signature
+
+
+def _stats(eval_log: EvalLog) -> dict[str, Any]:
+    stats = eval_log.stats
+    return {"created": eval_log.eval.created, "started_at": stats.started_at, "completed_at": stats.completed_at,
+            "model_usage": {name: usage.model_dump(exclude_none=True) for name, usage in stats.model_usage.items()}}

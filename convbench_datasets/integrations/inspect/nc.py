@@ -1,0 +1,181 @@
+"""NC-Bench as an inspect_ai task: ``inspect eval convbench/nc --model M --model-role grader=J``.
+
+Each sample is an NC-Bench row (its ``messages`` as the chat input, the row as metadata); the
+solver is the model's next turn (greedy, 1,024 tokens by default, as the paper); the scorer asks
+the grader with convbench's judge prompt (``judge_messages``: the released wording by default),
+reads the answer with convbench's parser and applies the pass rule of the chosen ``rules``
+(``judge_row``: ``paper`` or ``released_script``). The metric is convbench's ``score_actions`` over
+the epoch's samples: overall accuracy (row-weighted over patterns), per set, per set and pattern,
+and the count of unparsed judge answers, in percent like the paper's tables.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from inspect_ai import Task, task
+from inspect_ai.dataset import MemoryDataset, Sample
+from inspect_ai.scorer import CORRECT, INCORRECT, Metric, SampleScore, Score, Scorer, Target, metric, scorer
+from inspect_ai.solver import TaskState, generate
+
+from ...nc.judge_prompt import TemplateChoice, judge_messages, resolve_template, template_name
+from ...nc.patterns import pattern_table
+from ...nc.released_prompt import ReleasedPrompt
+from ...runner.nc_run import CONFIGS, JUDGE_MAX_NEW_TOKENS, PARSING_OF_RULES, _rows
+from ...scoring.ncbench_action import judge_row, score_actions
+from ._common import (
+    chat_messages,
+    finish_reason,
+    grader,
+    greedy,
+    judge_roles,
+    mean_over_epochs,
+    require_grader,
+    task_metadata,
+)
+
+BENCHMARK = "nc"
+
+
+def nc_sample(row: Mapping[str, Any]) -> Sample:
+    """One NC-Bench row as a sample: its transcript as the input, the row itself as metadata.
+
+    Its id is ``set/id`` (ids repeat across sets in the ``all`` config), as in ``results.json``'s ``row_ids``.
+    """
+    return Sample(id=f"{row['set']}/{row['id']}", input=chat_messages(row["messages"]), metadata=dict(row))
+
+
+@task
+def nc(
+    config: str = "all",
+    judge: str | None = None,
+    template: str = "released",
+    rules: str = "paper",
+    fill_request_details: bool = False,
+    max_tokens: int = 1024,
+    judge_max_tokens: int = JUDGE_MAX_NEW_TOKENS,
+    dataset: str | None = None,
+    sources: str | None = None,
+) -> Task:
+    """NC-Bench: the model's next conversational action, labelled by a judge and scored by convbench.
+
+    Args:
+        config: ``basic``, ``rag``, ``complex_request`` or ``all`` (720 rows).
+        judge: the judge model (``provider/model``); an eval's ``--model-role grader=...`` takes precedence.
+        template: the judge prompt: ``released`` (the released pipeline's, comparable with the paper),
+            ``convbench`` (convbench's wording) or a YAML template file.
+        rules: ``paper`` (lenient label reading) or ``released_script`` (the released aggregator's, exactly).
+        fill_request_details: put the row's request details into the released prompt (which leaves them empty).
+        max_tokens: the model's token limit (greedy decoding).
+        judge_max_tokens: the judge's token limit.
+        dataset: a folder ``convbench build nc`` wrote (default: convbench's cached build).
+        sources: the upstream mirror (default ``$CONVBENCH_SOURCES``), for the build and the released prompt.
+    """
+    if config not in CONFIGS:
+        raise ValueError(f"unknown NC-Bench config {config!r}; choose one of {', '.join(CONFIGS)}")
+    if rules not in PARSING_OF_RULES:
+        raise ValueError(f"rules must be one of {', '.join(PARSING_OF_RULES)}, got {rules!r}")
+    rows = _rows(config, dataset, sources, None)
+    wording = resolve_template(template, sources=sources)
+    if fill_request_details and not isinstance(wording, ReleasedPrompt):
+        raise ValueError("fill_request_details applies to the released judge prompt only "
+                         "(convbench's wording always names the request details)")
+    settings = {
+        "config": config, "judge_template": template_name(wording), "judge_template_sha256": wording.sha256,
+        "first_line_only": True, "fill_request_details": fill_request_details, "rules": rules,
+        "parsing": PARSING_OF_RULES[rules],  # the model's decoding is the log's (plan.config): -T or --max-tokens
+        "judge_generation": {"max_new_tokens": judge_max_tokens, "temperature": 0.0},
+    }
+    samples = [nc_sample(row) for row in rows]
+    return Task(
+        setup=require_grader("convbench/nc"),
+        dataset=MemoryDataset(samples, name=f"convbench/nc/{config}"),
+        solver=generate(),
+        scorer=ncbench_judge(template=template, rules=rules, fill_request_details=fill_request_details,
+                             max_tokens=judge_max_tokens, sources=sources),
+        config=greedy(max_tokens),
+        model_roles=judge_roles(judge),  # type: ignore[arg-type]
+        metadata=task_metadata(BENCHMARK, rows, [str(s.id) for s in samples], **settings),
+    )
+
+
+@metric(scores="unreduced")
+def ncbench_action() -> Metric:
+    """convbench's ``score_actions`` over each epoch's samples: ``accuracy`` (row-weighted over patterns),
+    one entry per set, one per ``set/pattern``, and ``unparsed`` (a count), averaged over epochs."""
+
+    def compute(scores: list[SampleScore]) -> dict[str, float | None]:
+        return mean_over_epochs(scores, _epoch_scores)
+
+    return compute  # type: ignore[return-value]
+
+
+def _epoch_scores(scores: list[SampleScore]) -> dict[str, float | int | None]:
+    rows = [s.sample_metadata or {} for s in scores]
+    judged = [s.score.metadata or {} for s in scores]
+    parsing = {j.get("parsing", "convbench") for j in judged}
+    if len(parsing) != 1:
+        raise ValueError(f"the scores mix judge-answer readings {sorted(parsing)}: score one reading at a time")
+    result = score_actions([j["judge_output"] for j in judged], [j["acceptable_labels"] for j in judged],
+                           patterns=[r["pattern"] for r in rows], sets=[r["set"] for r in rows],
+                           label_sets=[r["label_set"] for r in rows], parsing=parsing.pop())
+    flat: dict[str, float | int | None] = {"accuracy": result["accuracy"]}
+    flat.update(result["per_set"])
+    for set_name, patterns in result["per_set_pattern"].items():
+        flat.update({f"{set_name}/{pattern}": accuracy for pattern, accuracy in patterns.items()})
+    flat["unparsed"] = result["unparsed"]
+    return flat
+
+
+@scorer(metrics=[ncbench_action()])
+def ncbench_judge(
+    template: str = "released",
+    rules: str = "paper",
+    fill_request_details: bool = False,
+    max_tokens: int = JUDGE_MAX_NEW_TOKENS,
+    sources: str | None = None,
+) -> Scorer:
+    """Judge the model's turn with convbench's judge prompt, parser and pass rule.
+
+    The score is ``C`` (pass) or ``I``; its explanation shows the judge's raw answer and the labels
+    read from it, its metadata everything ``convbench import-inspect`` needs for a run folder.
+    """
+    wording: TemplateChoice = resolve_template(template, sources=sources)
+    parsing = PARSING_OF_RULES[rules]
+    table = pattern_table()
+
+    async def score(state: TaskState, target: Target) -> Score:
+        row = state.metadata
+        response = state.output.completion
+        prompt = judge_messages(row, response, template=wording, fill_request_details=fill_request_details)
+        judged = await grader("convbench/nc").generate(chat_messages(prompt), config=greedy(max_tokens))
+        acceptable = list(table.acceptable_labels(row["set"], row["task"], rules))  # type: ignore[arg-type]
+        parsed, passed = judge_row(judged.completion, acceptable, row["label_set"], parsing)
+        usage = state.output.usage
+        return Score(
+            value=CORRECT if passed else INCORRECT,
+            answer=response,
+            explanation=_explanation(judged.completion, parsed.labels, parsed.out_of_set, parsed.unrecognised,
+                                     passed, acceptable),
+            metadata={
+                "epoch": state.epoch, "judge_output": judged.completion, "labels": list(parsed.labels),
+                "out_of_set": list(parsed.out_of_set), "unrecognised": list(parsed.unrecognised),
+                "unparsed": parsed.unparsed, "passed": passed, "acceptable_labels": acceptable, "parsing": parsing,
+                "finish_reason": finish_reason(state.output), "judge_finish_reason": finish_reason(judged),
+                "completion_tokens": usage.output_tokens if usage is not None else 0,
+            },
+        )
+
+    return score
+
+
+def _explanation(raw: str, labels: tuple[str, ...], out_of_set: tuple[str, ...], unrecognised: tuple[str, ...],
+                 passed: bool, acceptable: list[str]) -> str:
+    lines = [f"judge answer: {raw!r}", f"labels: {', '.join(labels) if labels else '(unparsed: no label)'}"]
+    if out_of_set:
+        lines.append(f"outside the row's label set: {', '.join(out_of_set)}")
+    if unrecognised:
+        lines.append(f"pieces naming no label: {', '.join(map(repr, unrecognised))}")
+    lines.append(f"{'pass' if passed else 'fail'} (acceptable: {', '.join(acceptable)})")
+    return "\n".join(lines)

@@ -1,0 +1,188 @@
+"""NICO as an inspect_ai task: ``inspect eval convbench/nico -T task=open_domain --model M``.
+
+One task, four NICO tasks (``-T task=``): the generation tasks (``open_domain``, ``dialog_completion``,
+``rewrite_unnatural``) and ``identify_unnatural``. Prompts are convbench's (``render_prompt``, zero-
+or 3-shot with ``pick_shots``); the model answers greedily. Scoring is convbench's, over the whole
+epoch: BLEU-1/2 are corpus BLEU and Distinct-n, ROUGE-L, length (and BERTScore F1 with
+``bertscore_model``) are ``score_generation`` over all the epoch's turns, P/R/F1 of identification
+``score_identify``'s macro averages; never means of per-sample values computed by inspect. A sample's
+own score value (ROUGE-L and length of its turn, or its precision and recall) is for reading only.
+
+As in ``convbench run nico``: a generated turn loses a leading speaker label and wrapping quotes
+(``clean_turn``) before scoring, and an answer over the metrics' length cap is that sample's error,
+scored as an empty turn (generation) or P = R = 0 (identification).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from inspect_ai import Task, task
+from inspect_ai.dataset import MemoryDataset, Sample
+from inspect_ai.model import ChatMessageUser
+from inspect_ai.scorer import Metric, SampleScore, Score, Scorer, Target, metric, scorer
+from inspect_ai.solver import TaskState, generate
+
+from ...nico.prompts import pick_shots, render_prompt, templates_sha256
+from ...nico.tasks import TASKS
+from ...runner.nico_run import SHOTS, _rows, clean_turn, score_identify, too_long_error
+from ...scoring.nico_generation import TOKENIZERS, score_generation
+from ...scoring.unnatural_prf import parse_answer
+from ._common import finish_reason, greedy, mean_over_epochs, task_metadata
+
+BENCHMARK = "nico"
+GENERATION_KEYS = ("bleu_1", "bleu_2", "rouge_l", "distinct_1", "distinct_2", "avg_len", "bertscore_f1")
+IDENTIFY_KEYS = ("precision", "recall", "f1", "precision_containing", "recall_containing", "f1_containing")
+
+
+def nico_sample(task_name: str, row: Mapping[str, Any], train: Sequence[Mapping[str, Any]], shots: int) -> Sample:
+    """One NICO example as a sample: convbench's prompt (with demonstrations from ``train`` when
+    ``shots``) as the user turn, the example itself as metadata."""
+    prompt = render_prompt(task_name, row, pick_shots(row["id"], train, shots) if shots else ())
+    return Sample(id=row["id"], input=[ChatMessageUser(content=prompt)], metadata=dict(row))
+
+
+@task
+def nico(
+    task: str = "open_domain",
+    shots: int = 0,
+    split: str = "test",
+    dataset: str | None = None,
+    max_tokens: int = 256,
+    tokenizer: str = "jieba",
+    bertscore_model: str | None = None,
+    bertscore_layer: int | None = None,
+) -> Task:
+    """NICO: natural Chinese dialogue turns (BLEU, ROUGE-L, Distinct, length) or finding unnatural sentences (P/R/F1).
+
+    Args:
+        task: ``open_domain``, ``dialog_completion``, ``rewrite_unnatural`` or ``identify_unnatural``.
+        shots: 0 or 3 demonstrations from the train split.
+        split: the split to evaluate (``test``).
+        dataset: a folder ``convbench build nico`` wrote (default: the bundled sample build).
+        max_tokens: the model's token limit (greedy decoding).
+        tokenizer: the generation metrics' segmentation, ``jieba`` (default), ``char`` or ``13a``.
+        bertscore_model: add BERTScore F1 with this model (a name or a local folder; the ``bertscore`` extra).
+        bertscore_layer: the BERTScore layer (default: bert-score's for known models).
+    """
+    if task not in TASKS:
+        raise ValueError(f"unknown NICO task {task!r}; choose one of {', '.join(TASKS)}")
+    if shots not in SHOTS:
+        raise ValueError(f"shots must be 0 or 3, got {shots}")
+    if tokenizer not in TOKENIZERS:
+        raise ValueError(f"tokenizer must be one of {', '.join(TOKENIZERS)}, got {tokenizer!r}")
+    if bertscore_layer is not None and (bertscore_model is None or bertscore_layer < 0):
+        raise ValueError("a BERTScore layer needs bertscore_model and must be 0 or more")
+    rows, train = _rows(task, split, dataset, shots)
+    identify = task == "identify_unnatural"
+    samples = [nico_sample(task, row, train, shots) for row in rows]
+    return Task(
+        dataset=MemoryDataset(samples, name=f"convbench/nico/{task}"),
+        solver=generate(),
+        scorer=nico_identify() if identify else nico_turn(tokenizer=tokenizer, bertscore_model=bertscore_model,
+                                                           bertscore_layer=bertscore_layer),
+        config=greedy(max_tokens),
+        metadata=task_metadata(BENCHMARK, rows, [str(s.id) for s in samples], task=task, split=split, shots=shots,
+                               prompt_templates_sha256=templates_sha256(),
+                               **({} if identify else {"tokenizer": tokenizer, "bertscore_model": bertscore_model,
+                                                       "bertscore_layer": bertscore_layer})),
+    )
+
+
+@metric(scores="unreduced")
+def nico_generation() -> Metric:
+    """convbench's ``score_generation`` over each epoch's turns (corpus BLEU-1/2; ROUGE-L, Distinct-1/2,
+    average length and optional BERTScore F1 as convbench computes them), averaged over epochs.
+    Tokenizer and BERTScore model are the ones the scorer recorded in each score."""
+
+    def compute(scores: list[SampleScore]) -> dict[str, float | None]:
+        return mean_over_epochs(scores, _generation_scores)
+
+    return compute  # type: ignore[return-value]
+
+
+def _generation_scores(scores: list[SampleScore]) -> dict[str, float | None]:
+    scored = [s.score.metadata or {} for s in scores]
+    options = scored[0]["options"]
+    result = score_generation([m["turn"] for m in scored], [m["reference"] for m in scored],
+                              tokenizer=options["tokenizer"], bertscore=options["bertscore_model"] is not None,
+                              bertscore_model=options["bertscore_model"] or "bert-base-chinese",
+                              bertscore_options=_bertscore_options(options["bertscore_layer"]))
+    return {key: result[key] for key in GENERATION_KEYS if key in result}
+
+
+def _bertscore_options(layer: int | None) -> dict[str, Any] | None:
+    return None if layer is None else {"num_layers": layer}
+
+
+@scorer(metrics=[nico_generation()])
+def nico_turn(tokenizer: str = "jieba", bertscore_model: str | None = None, bertscore_layer: int | None = None) -> Scorer:
+    """A generated turn, cleaned as convbench does, with its reference; scored over the epoch by ``nico_generation``.
+
+    The sample's own value is its turn's ROUGE-L (percent) and length in tokens, for reading only.
+    """
+    options = {"tokenizer": tokenizer, "bertscore_model": bertscore_model, "bertscore_layer": bertscore_layer}
+
+    async def score(state: TaskState, target: Target) -> Score:
+        row = state.metadata
+        response = state.output.completion
+        cleaned = clean_turn(response)
+        error = too_long_error(cleaned)
+        turn = "" if error else cleaned  # an answer too long to score is the sample's error, scored as an empty turn
+        own = score_generation([turn], [row["reference"]], tokenizer=tokenizer)  # type: ignore[arg-type]
+        return Score(
+            value={"rouge_l": own["rouge_l"], "length": own["avg_len"]},
+            answer=turn,
+            explanation=f"turn: {turn!r}\nreference: {row['reference']!r}" + (f"\nerror: {error}" if error else ""),
+            metadata={"epoch": state.epoch, "response": response, "turn": turn, "reference": row["reference"],
+                      "interaction_type": row["interaction_type"], "error": error,
+                      "finish_reason": finish_reason(state.output), "options": options},
+        )
+
+    return score
+
+
+@metric(scores="unreduced")
+def unnatural_sentence_prf() -> Metric:
+    """convbench's ``score_identify`` over each epoch's answers: macro precision, recall and F1, over all
+    dialogues and over those containing unnatural sentences (``*_containing``), averaged over epochs."""
+
+    def compute(scores: list[SampleScore]) -> dict[str, float | None]:
+        return mean_over_epochs(scores, _identify_scores)
+
+    return compute  # type: ignore[return-value]
+
+
+def _identify_scores(scores: list[SampleScore]) -> dict[str, float | None]:
+    scored = [s.score.metadata or {} for s in scores]
+    result, _ = score_identify([m["response"] for m in scored], [m["gold"] for m in scored],
+                               [m["error"] is not None for m in scored])
+    return {key: result[key] for key in IDENTIFY_KEYS}
+
+
+@scorer(metrics=[unnatural_sentence_prf()])
+def nico_identify() -> Scorer:
+    """The sentences an answer names as unnatural against the dialogue's gold ones; P/R/F1 over the epoch.
+
+    The sample's own value is its precision and recall (percent), as convbench's records keep them.
+    """
+
+    async def score(state: TaskState, target: Target) -> Score:
+        row = state.metadata
+        response = state.output.completion
+        gold = list(row["unnatural_sentences"])
+        error = too_long_error(response)
+        _, rows = score_identify([response], [gold], [error is not None])
+        predicted = [] if error else parse_answer(response, gold)
+        return Score(
+            value={"precision": 100.0 * rows[0]["precision"], "recall": 100.0 * rows[0]["recall"]},
+            answer=response,
+            explanation=f"predicted: {predicted}\ngold: {gold}" + (f"\nerror: {error}" if error else ""),
+            metadata={"epoch": state.epoch, "response": response, "gold": gold, "predicted": predicted,
+                      "precision": rows[0]["precision"], "recall": rows[0]["recall"],
+                      "interaction_type": row["interaction_type"], "error": error,
+                      "finish_reason": finish_reason(state.output)},
+        )
+
+    return score

@@ -1,0 +1,98 @@
+"""CoCoEvalBench under inspect_ai: simulation, both judges and the behaviour metric, offline.
+
+A scripted simulator (which names a stranger on some first tries, so replies are repaired) and a
+scripted judge (which answers prose on some first tries) serve the same answers to an inspect eval
+and to ``run_cocoeval``: the records and the numbers must be the same.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from pathlib import Path
+
+import pytest
+
+pytest.importorskip("inspect_ai", reason="inspect_ai is not installed (pip install -e \".[inspect]\")")
+# inspect's retry set-up calls tenacity with a parameter tenacity deprecates, once per model call
+pytestmark = pytest.mark.filterwarnings("ignore:The 'initial' parameter is deprecated:DeprecationWarning")
+
+from convbench_datasets.integrations.inspect import cocoeval, import_inspect_log  # noqa: E402
+from convbench_datasets.runner.cocoeval_run import run_cocoeval  # noqa: E402
+from tests.integrations.inspect_support import ScriptedBackend, inspect_model, pick, reported, run_inspect  # noqa: E402
+
+CONFIG, LIMIT = "qmsum_committee", 4
+
+
+def simulator(messages: list[dict[str, str]]) -> str:
+    """The next turns, all by the history's first speaker; a stranger opens some first tries."""
+    text = messages[0]["content"]
+    wanted = int(re.search(r"Write the next (\d+) turns", text).group(1))
+    speaker = text.split("The conversation so far:\n")[1].split(":")[0]
+    first = "Stranger" if len(messages) == 1 and pick(text, "ab") == "a" else speaker
+    return "\n".join(f"{first if k == 0 else speaker}: simulated line {k} of {len(text)}" for k in range(wanted))
+
+
+def judge(messages: list[dict[str, str]]) -> str:
+    text = messages[0]["content"]
+    if len(messages) == 1 and pick(text, "abc") == "a":
+        return "The participants seem fine."  # no JSON: repaired once
+    if "annotate conversations" in text:
+        simulated = "simulated line" in text
+        choices = [{"Repetition": [1, 2], "Off Topic": [5]}, {"Repetition": [3]}, {}] if not simulated else \
+            [{"Repetition": [4]}, {"Off Topic": [1, 2, 3]}]
+        return json.dumps(pick(text, choices))
+    return json.dumps({"consistency": pick(text, [3, 6, 8]), "collaborativeness": pick(text[::-1], [2, 5, 9])})
+
+
+def test_inspect_reports_convbench_numbers(cocoeval_built: Path, tmp_path: Path) -> None:
+    log = run_inspect(cocoeval(config=CONFIG, dataset=str(cocoeval_built), n_bootstrap=200), inspect_model(simulator),
+                      tmp_path / "logs", grader=inspect_model(judge, "mockllm/judge"), limit=LIMIT)
+    run = run_cocoeval(model=ScriptedBackend(simulator), judge=ScriptedBackend(judge, "judge"), out=tmp_path / "run",
+                       config=CONFIG, limit=LIMIT, dataset=cocoeval_built, cache=tmp_path / "c.sqlite",
+                       n_bootstrap=200, progress=False)
+    results = run.results
+    assert results["n"] == LIMIT and results["n_compared"] > 0
+    assert results["simulation_problems"] > 0  # the stranger was repaired
+    metrics = reported(log)
+    # Expected values: convbench's own run of the same answers (score_records in run_cocoeval).
+    assert metrics["n_compared"] == results["n_compared"] and metrics["mismatch"] == results["mismatch"]
+    for side in ("model", "human"):
+        for name, mean in results[f"{side}_mean"].items():
+            assert metrics[f"{side}/{name}"] == mean, (side, name)
+        for scale, rated in results["overall"][side].items():
+            assert metrics[f"{side}/{scale}"] == rated["mean"], (side, scale)
+    # the whole record of each instance is the one convbench writes
+    imported = import_inspect_log(log, tmp_path / "imported")
+    assert imported.records == run.records
+    for key in ("n", "n_compared", "excluded", "model_mean", "human_mean", "difference", "mismatch", "intervals",
+                "overall", "per_source", "simulation_problems", "simulation_persisting_problems", "row_ids"):
+        assert imported.results[key] == results[key], key
+    for key in ("config", "rows", "dataset_fingerprint", "turns_per_call", "prompt", "taxonomy", "templates_sha256",
+                "generation", "judge_generation", "n_bootstrap", "seed"):
+        assert imported.results["signature"][key] == results["signature"][key], key
+
+
+def test_cut_replies_are_asked_again_then_counted(cocoeval_built: Path, tmp_path: Path) -> None:
+    def cut(messages: list[dict[str, str]], max_tokens: int) -> bool:
+        # cut at 30 turns' limit (7,680 tokens) always; at twice that only for half the instances
+        return max_tokens <= 7680 or pick(messages[0]["content"][:400], "ab") == "a"
+
+    log = run_inspect(cocoeval(config=CONFIG, dataset=str(cocoeval_built), turns_per_call=30, n_bootstrap=0),
+                      inspect_model(simulator, cut=cut), tmp_path / "logs", grader=inspect_model(judge, "mockllm/judge"),
+                      limit=LIMIT)
+    run = run_cocoeval(model=ScriptedBackend(simulator, cut=cut), judge=ScriptedBackend(judge, "judge"),
+                       out=tmp_path / "run", config=CONFIG, limit=LIMIT, turns_per_call=30, dataset=cocoeval_built,
+                       cache=tmp_path / "c.sqlite", n_bootstrap=0, progress=False)
+    assert run.results["simulation_cut_replies"] > LIMIT and run.results["excluded"]["simulation_cut"] > 0
+    imported = import_inspect_log(log, tmp_path / "imported")
+    assert imported.records == run.records
+    assert imported.results["excluded"] == run.results["excluded"]
+    assert reported(log)["n_compared"] == run.results["n_compared"]
+
+
+def test_bad_task_arguments_are_named(cocoeval_built: Path) -> None:
+    with pytest.raises(ValueError, match=r"turns per call must be one of \(1, 5, 30\), got 3"):
+        cocoeval(turns_per_call=3, dataset=str(cocoeval_built))
+    with pytest.raises(ValueError, match="prompt must be one of"):
+        cocoeval(prompt="fancy", dataset=str(cocoeval_built))

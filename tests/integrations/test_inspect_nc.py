@@ -1,0 +1,234 @@
+"""NC-Bench under inspect_ai: the task, its scorer and metric, and the import of its log, offline.
+
+The equality tests serve the same scripted answers to an inspect eval (mockllm) and to ``run_nc``
+(a Backend): every number inspect reports must be the one convbench computes for those answers.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+pytest.importorskip("inspect_ai", reason="inspect_ai is not installed (pip install -e \".[inspect]\")")
+# inspect's retry set-up calls tenacity with a parameter tenacity deprecates, once per model call
+pytestmark = pytest.mark.filterwarnings("ignore:The 'initial' parameter is deprecated:DeprecationWarning")
+
+from inspect_ai.log import EvalLog  # noqa: E402
+
+from convbench_datasets.cli import main  # noqa: E402
+from convbench_datasets.integrations.inspect import import_inspect_log, nc  # noqa: E402
+from convbench_datasets.runner import run_nc  # noqa: E402
+from convbench_datasets.runner.backends import Generation  # noqa: E402
+from tests.integrations.inspect_support import ScriptedBackend, inspect_model, pick, reported, run_inspect  # noqa: E402
+
+# Model turns: the previous AGENT turn again (a repeat), or canned turns, one of them two lines long.
+TURNS = ["REPEAT", "Sure, here it is.", "Could you say that again?", "Okay.\nAnything else?"]
+# Judge answers covering exact labels, spellings only the lenient reading accepts ("answer", "pre-closing"),
+# Silence mixed with another label, two labels on two lines, and prose that names no label.
+JUDGE_ANSWERS = ["Repeat", "Answer", "answer", "Definition", "Silence, Other", "PreClosing, Acknowledgment",
+                 "pre-closing", "Paraphrase\nExample", "I cannot tell.", "Other", "Example", "DetailRequest"]
+LIMIT = 60  # rows of the basic config for the tests beyond the full comparison (ids 0-59: the first 60)
+
+
+def model_turn(messages: list[dict[str, str]]) -> str:
+    turn = pick(json.dumps(messages), TURNS)
+    if turn == "REPEAT":
+        earlier = [m["content"] for m in messages if m["role"] == "assistant"]
+        return earlier[-1] if earlier else "Sure."
+    return turn
+
+
+def judge_answer(messages: list[dict[str, str]]) -> str:
+    return pick(messages[-1]["content"], JUDGE_ANSWERS)
+
+
+@pytest.fixture(scope="module")
+def both_all(nc_built: Path, tmp_path_factory: pytest.TempPathFactory) -> tuple[EvalLog, Any]:
+    """The ``all`` config (720 rows) through inspect and through ``convbench run``, same answers."""
+    tmp = tmp_path_factory.mktemp("nc-inspect")
+    log = run_inspect(nc(config="all", dataset=str(nc_built)), inspect_model(model_turn), tmp / "logs",
+                      grader=inspect_model(judge_answer, "mockllm/judge"))
+    run = run_nc(model=ScriptedBackend(model_turn), judge=ScriptedBackend(judge_answer, "judge"), out=tmp / "run",
+                 config="all", dataset=nc_built, cache=tmp / "c.sqlite", progress=False)
+    return log, run
+
+
+def test_inspect_reports_convbench_numbers(both_all: tuple[EvalLog, Any]) -> None:
+    log, run = both_all
+    metrics = reported(log)
+    # Expected values: convbench's own run of the same answers (score_actions in run_nc), read back exactly.
+    assert metrics["accuracy"] == run.results["accuracy"]
+    assert metrics["unparsed"] == run.results["unparsed"] > 0  # "I cannot tell." names no label
+    for set_name, accuracy in run.results["per_set"].items():
+        assert metrics[set_name] == accuracy
+    cells = {f"{s}/{p}": acc for s, patterns in run.results["per_set_pattern"].items() for p, acc in patterns.items()}
+    assert {name: metrics[name] for name in cells} == cells
+    assert set(metrics) == {"accuracy", "unparsed", *run.results["per_set"], *cells}
+    assert len(log.samples) == run.results["n"] == 720
+    # The script is no constant: some rows pass and some fail, in every set.
+    assert 0 < run.results["accuracy"] < 100 and all(0 < a < 100 for a in run.results["per_set"].values())
+
+
+def test_overall_is_the_mean_over_rows(both_all: tuple[EvalLog, Any]) -> None:
+    # convbench's overall is the row-weighted average of the patterns: the plain mean of the rows'
+    # pass/fail, which is what inspect's own accuracy() would report (as a fraction).
+    log, run = both_all
+    passes = [sample.scores["ncbench_judge"].value == "C" for sample in log.samples]
+    assert 100 * sum(passes) / len(passes) == pytest.approx(run.results["accuracy"], rel=1e-12)
+    assert sum(passes) == run.results["passed"]
+
+
+def test_a_score_explains_the_judge_answer_and_labels(both_all: tuple[EvalLog, Any]) -> None:
+    log, _ = both_all
+    explained = {s.id: s.scores["ncbench_judge"] for s in log.samples}
+    two_lines = next(score for score in explained.values() if score.metadata["judge_output"] == "Paraphrase\nExample")
+    assert two_lines.explanation.splitlines()[:2] == ["judge answer: 'Paraphrase\\nExample'", "labels: Paraphrase, Example"]
+    prose = next(score for score in explained.values() if score.metadata["judge_output"] == "I cannot tell.")
+    assert "labels: (unparsed: no label)" in prose.explanation and prose.value == "I"
+    assert "pieces naming no label: 'I cannot tell.'" in prose.explanation
+
+
+def test_import_gives_the_run_convbench_writes(both_all: tuple[EvalLog, Any], tmp_path: Path) -> None:
+    log, run = both_all
+    imported = import_inspect_log(log.location, tmp_path / "imported")
+    for key in ("accuracy", "per_set", "per_pattern", "per_set_pattern", "per_task", "failure_breakdown",
+                "unparsed", "n", "passed", "errors", "row_ids"):
+        assert imported.results[key] == run.results[key], key
+    fields = ("set", "id", "task", "pattern", "response", "judge_output", "labels", "passed", "acceptable_labels", "error")
+    assert [{f: r[f] for f in fields} for r in imported.records] == [{f: r[f] for f in fields} for r in run.records]
+    signature, theirs = imported.results["signature"], run.results["signature"]
+    for key in ("benchmark", "config", "rows", "dataset_fingerprint", "judge_template", "judge_template_sha256",
+                "rules", "parsing", "first_line_only", "fill_request_details", "generation", "judge_generation"):
+        assert signature[key] == theirs[key], key
+    assert signature["model"] == "mockllm/model" and signature["judge"] == "mockllm/judge"
+    assert signature["harness"]["name"] == "inspect_ai" and signature["harness"]["epoch"] == 1
+
+
+def test_imported_run_scores_reports_and_compares(both_all: tuple[EvalLog, Any], tmp_path: Path,
+                                                  capsys: pytest.CaptureFixture[str]) -> None:
+    from convbench_datasets.report import load_runs, nc_table
+
+    log, run = both_all
+    out = tmp_path / "imported"
+    assert main(["import-inspect", log.location, "--out", str(out)]) == 0
+    assert capsys.readouterr().out.startswith(f"accuracy {run.results['accuracy']:.1f}% over 720 rows")
+    assert main(["score", str(out)]) == 0
+    assert json.loads((out / "results.json").read_text())["accuracy"] == run.results["accuracy"]
+    table = nc_table(load_runs([out]))  # the paper's published columns beside the imported run
+    assert "mockllm/model" in table.columns and any("(paper)" in str(c) for c in table.columns)
+    # the same answers, imported and run by convbench: no difference on any row
+    assert main(["compare", str(out), str(run.path), "--resamples", "50"]) == 0
+    printed = capsys.readouterr().out
+    assert "(accuracy points, 720 rows)" in printed and "overall" in printed and "  +0.0 " in printed
+
+
+def test_released_script_rules_match_convbench(nc_built: Path, tmp_path: Path) -> None:
+    log = run_inspect(nc(config="basic", rules="released_script", dataset=str(nc_built)), inspect_model(model_turn),
+                      tmp_path / "logs", grader=inspect_model(judge_answer, "mockllm/judge"), limit=LIMIT)
+    run = run_nc(model=ScriptedBackend(model_turn), judge=ScriptedBackend(judge_answer, "judge"), out=tmp_path / "run",
+                 config="basic", rules="released_script", limit=LIMIT, dataset=nc_built, cache=tmp_path / "c.sqlite",
+                 progress=False)
+    lenient = run_nc(model=ScriptedBackend(model_turn), judge=ScriptedBackend(judge_answer, "judge"),
+                     out=tmp_path / "lenient", config="basic", limit=LIMIT, dataset=nc_built, cache=tmp_path / "c.sqlite",
+                     progress=False)
+    metrics = reported(log)
+    assert metrics["accuracy"] == run.results["accuracy"] and metrics["unparsed"] == run.results["unparsed"]
+    assert metrics["basic"] == run.results["per_set"]["basic"]
+    # the exact reading fails "answer" and "pre-closing", which the lenient one accepts
+    assert run.results["accuracy"] < lenient.results["accuracy"]
+    assert import_inspect_log(log, tmp_path / "imported").results["signature"]["rules"] == "released_script"
+
+
+def test_convbench_judge_template_matches_convbench(nc_built: Path, tmp_path: Path) -> None:
+    prompts: list[str] = []
+
+    def judge_seeing(messages: list[dict[str, str]]) -> str:
+        prompts.append(messages[-1]["content"])
+        return judge_answer(messages)
+
+    log = run_inspect(nc(config="basic", template="convbench", dataset=str(nc_built)), inspect_model(model_turn),
+                      tmp_path / "logs", grader=inspect_model(judge_seeing, "mockllm/judge"), limit=LIMIT)
+    run = run_nc(model=ScriptedBackend(model_turn), judge=ScriptedBackend(judge_seeing, "judge"), out=tmp_path / "run",
+                 config="basic", template="convbench", limit=LIMIT, dataset=nc_built, cache=tmp_path / "c.sqlite",
+                 progress=False)
+    assert len(prompts) == 2 * LIMIT and sorted(prompts[:LIMIT]) == sorted(prompts[LIMIT:])  # the same judge prompts
+    assert "Labels:\n- " in prompts[0]  # convbench's wording, not the released one
+    assert reported(log)["accuracy"] == run.results["accuracy"]
+    signature = import_inspect_log(log, tmp_path / "imported").results["signature"]
+    assert signature["judge_template"] == run.results["signature"]["judge_template"] == "builtin"
+    assert signature["judge_template_sha256"] == run.results["signature"]["judge_template_sha256"]
+
+
+def test_a_failed_sample_is_a_counted_error_in_the_imported_run(nc_built: Path, tmp_path: Path) -> None:
+    def flaky(messages: list[dict[str, str]]) -> str:
+        turn = model_turn(messages)
+        if turn == "Could you say that again?":
+            raise RuntimeError("the server refused this prompt")
+        return turn
+
+    log = run_inspect(nc(config="basic", dataset=str(nc_built)), inspect_model(flaky), tmp_path / "logs",
+                      grader=inspect_model(judge_answer, "mockllm/judge"), fail_on_error=False, limit=LIMIT)
+    errored = [s for s in log.samples if s.error is not None]
+    assert errored and all("the server refused this prompt" in s.error.message for s in errored)
+
+    class Refusing(ScriptedBackend):
+        def generate(self, prompts, params):  # type: ignore[no-untyped-def]
+            for i, (_, answer) in enumerate(super().generate(prompts, params)):
+                if answer.text == "Could you say that again?":
+                    yield i, Generation("", error="the server refused this prompt", permanent=True)
+                else:
+                    yield i, answer
+
+    run = run_nc(model=Refusing(model_turn), judge=ScriptedBackend(judge_answer, "judge"), out=tmp_path / "run",
+                 config="basic", limit=LIMIT, dataset=nc_built, cache=tmp_path / "c.sqlite", progress=False)
+    imported = import_inspect_log(log, tmp_path / "imported")
+    assert imported.results["errors"] == run.results["errors"] == len(errored)
+    assert imported.results["accuracy"] == run.results["accuracy"]
+    assert imported.results["per_set_pattern"] == run.results["per_set_pattern"]
+    # inspect's metric leaves errored samples out; convbench counts them as failures
+    assert reported(log)["accuracy"] >= imported.results["accuracy"]
+
+
+def test_epochs_are_scored_each_then_averaged(both_all: tuple[EvalLog, Any], nc_built: Path, tmp_path: Path) -> None:
+    asked: dict[str, int] = {}
+
+    def changing_judge(messages: list[dict[str, str]]) -> str:
+        # the first time a prompt is judged the script's answer, the second time prose that names no label
+        key = messages[-1]["content"]
+        asked[key] = asked.get(key, 0) + 1
+        return judge_answer(messages) if asked[key] == 1 else "I cannot tell."
+
+    log = run_inspect(nc(config="basic", dataset=str(nc_built)), inspect_model(model_turn), tmp_path / "logs",
+                      grader=inspect_model(changing_judge, "mockllm/judge"), epochs=2, limit=LIMIT)
+    first = import_inspect_log(log, tmp_path / "epoch1", epoch=1).results
+    second = import_inspect_log(log, tmp_path / "epoch2", epoch=2).results
+    # each row is judged once per epoch, once with the script's answer (in whichever epoch inspect ran
+    # first) and once with prose that fails: together the epochs pass the rows the script passes
+    script = sum(r["passed"] for r in both_all[1].records if r["set"] == "basic" and r["id"] < LIMIT)
+    assert first["passed"] + second["passed"] == script > 0
+    assert reported(log)["accuracy"] == pytest.approx((first["accuracy"] + second["accuracy"]) / 2, rel=1e-12)
+    assert reported(log)["basic"] == pytest.approx((first["per_set"]["basic"] + second["per_set"]["basic"]) / 2, rel=1e-12)
+
+
+def test_a_judge_is_required(nc_built: Path, tmp_path: Path) -> None:
+    from inspect_ai import eval
+
+    asked: list[str] = []
+    (log,) = eval(nc(config="basic", dataset=str(nc_built)), model=inspect_model(lambda m: asked.append("") or "Hi."),
+                  limit=1, log_dir=str(tmp_path), display="none")
+    assert log.status == "error" and "needs a judge: bind one with --model-role grader=" in log.error.message
+    assert asked == []  # stopped before the model was asked anything
+    # the task argument binds the role (an eval's --model-role grader=... replaces it)
+    assert str(nc(config="basic", judge="mockllm/judge", dataset=str(nc_built)).model_roles["grader"]) == "mockllm/judge"
+
+
+def test_bad_task_arguments_are_named(nc_built: Path) -> None:
+    with pytest.raises(ValueError, match="unknown NC-Bench config 'basics'"):
+        nc(config="basics", dataset=str(nc_built))
+    with pytest.raises(ValueError, match="rules must be one of paper, released_script, got 'exact'"):
+        nc(rules="exact", dataset=str(nc_built))
+    with pytest.raises(ValueError, match="fill_request_details applies to the released judge prompt only"):
+        nc(template="convbench", fill_request_details=True, dataset=str(nc_built))
