@@ -67,6 +67,10 @@ def nc_paper_differences(run: Run) -> list[str]:
         differences.append(f"{generation['max_new_tokens']} new tokens (paper: {setup['max_new_tokens']})")
     if signature.get("limit") is not None:
         differences.append(f"only the first {signature['limit']} rows (--limit): cells cover part of each pattern")
+    shard = signature.get("shard")
+    if isinstance(shard, dict):
+        differences.append(f"shard {shard.get('index')}/{shard.get('count')} only (--shard): `convbench merge` its shards "
+                           "for the whole run")
     if signature.get("rules", "paper") != "paper" or signature.get("parsing", "convbench") != "convbench":
         differences.append(f"rules {signature.get('rules')}, parsing {signature.get('parsing')} (paper: its rules)")
     if signature.get("fill_request_details"):

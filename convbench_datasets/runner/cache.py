@@ -8,6 +8,14 @@ Per-row errors (a prompt the server refused, a reply with no usable answer: ``Ge
 are kept in a table of their own, ``errors``, so that a rerun records them again without asking;
 they are never returned as answers, and an answer stored later for the same key replaces its error.
 
+Processes sharing one cache do not ask the same prompt twice: a stage *claims* the keys it is about to
+ask in a third table, ``claims`` (key, owner: host, pid and a random token, expiry). Another process
+that meets a key claimed by a live owner waits for its answer (see ``runner/stage.py``) instead of
+asking. A claim ends when its answer or per-row error is stored, when its owner releases it (after a
+failure, on Ctrl-C, on any exception), and when it expires: a holder renews its claims in the
+background every ``CLAIM_SECONDS / 4`` while it works, so only a claimant that died or hangs lets them
+lapse; one on this host whose process is gone is taken over at once.
+
 Example:
     >>> import tempfile, os
     >>> cache = ResponseCache(os.path.join(tempfile.mkdtemp(), "responses.sqlite"))
@@ -23,9 +31,14 @@ import functools
 import hashlib
 import json
 import os
+import secrets
+import socket
 import sqlite3
+import threading
 import time
-from collections.abc import Callable, Iterable, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from contextlib import contextmanager
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, TypeVar
 
@@ -148,6 +161,19 @@ CREATE TABLE IF NOT EXISTS errors (
 )
 """
 
+_CLAIMS_SCHEMA = """
+CREATE TABLE IF NOT EXISTS claims (
+    key TEXT PRIMARY KEY,
+    owner TEXT NOT NULL,
+    host TEXT NOT NULL,
+    pid INTEGER NOT NULL,
+    expires REAL NOT NULL,
+    created REAL NOT NULL
+)
+"""
+# How long a claim lasts unless renewed; a holder renews it every quarter of this while it works.
+CLAIM_SECONDS = 120.0
+
 
 def _chunks(keys: Iterable[str], size: int = 500) -> Iterable[list[str]]:
     """Unique keys in groups small enough for one SQL ``IN (...)``."""
@@ -220,6 +246,7 @@ class ResponseCache:
                 if "duplicate column" not in str(err):
                     raise
         self._db.execute(_ERRORS_SCHEMA)
+        self._db.execute(_CLAIMS_SCHEMA)
 
     @_names_damage
     def get_many(self, keys: Iterable[str]) -> dict[str, Generation]:
@@ -236,12 +263,14 @@ class ResponseCache:
         return found
 
     @_names_damage
-    def get_errors(self, keys: Iterable[str]) -> dict[str, Generation]:
-        """The per-row errors stored among ``keys``, as failed (permanent) generations."""
+    def get_errors(self, keys: Iterable[str], since: float | None = None) -> dict[str, Generation]:
+        """The per-row errors stored among ``keys``, as failed (permanent) generations; with ``since``,
+        only those stored at or after that time (``time.time()``)."""
         found: dict[str, Generation] = {}
         for chunk in _chunks(keys):
             rows = self._db.execute(
-                f"SELECT key, error, finish_reason FROM errors WHERE key IN ({','.join('?' * len(chunk))})", chunk
+                f"SELECT key, error, finish_reason FROM errors WHERE key IN ({','.join('?' * len(chunk))}) "
+                "AND created >= ?", [*chunk, -1.0 if since is None else since]
             )
             for key, error, finish_reason in rows:
                 found[key] = Generation("", error=error, finish_reason=finish_reason, permanent=True)
@@ -251,23 +280,94 @@ class ResponseCache:
     def put(self, key: str, identity: Mapping[str, Any], generation: Generation) -> None:
         if generation.error is not None:
             raise ValueError("failed generations are not cached as answers: see put_error for per-row errors")
-        self._db.execute(
-            "INSERT OR REPLACE INTO responses (key, backend, model, response, prompt_tokens, completion_tokens, "
-            "seconds, created, finish_reason) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
-            (key, identity["kind"], identity["model"], generation.text, generation.prompt_tokens,
-             generation.completion_tokens, generation.seconds, time.time(), generation.finish_reason),
-        )
-        self._db.execute("DELETE FROM errors WHERE key = ?", (key,))  # an answer supersedes an earlier error
+        with self._transaction():  # one commit: the answer, its earlier error gone, its claim ended
+            self._db.execute(
+                "INSERT OR REPLACE INTO responses (key, backend, model, response, prompt_tokens, completion_tokens, "
+                "seconds, created, finish_reason) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                (key, identity["kind"], identity["model"], generation.text, generation.prompt_tokens,
+                 generation.completion_tokens, generation.seconds, time.time(), generation.finish_reason),
+            )
+            self._db.execute("DELETE FROM errors WHERE key = ?", (key,))  # an answer supersedes an earlier error
+            self._db.execute("DELETE FROM claims WHERE key = ?", (key,))  # an answer ends every claim on it
 
     @_names_damage
     def put_error(self, key: str, identity: Mapping[str, Any], generation: Generation) -> None:
         """Store a per-row error so that reruns record it without asking (``--retry-errors`` asks again)."""
         if generation.error is None or not generation.permanent:
             raise ValueError("only per-row (permanent) errors are stored: other failures must be retried by a rerun")
-        self._db.execute(
-            "INSERT OR REPLACE INTO errors (key, backend, model, error, finish_reason, created) VALUES (?, ?, ?, ?, ?, ?)",
-            (key, identity["kind"], identity["model"], generation.error, generation.finish_reason, time.time()),
-        )
+        with self._transaction():
+            self._db.execute(
+                "INSERT OR REPLACE INTO errors (key, backend, model, error, finish_reason, created) VALUES (?, ?, ?, ?, ?, ?)",
+                (key, identity["kind"], identity["model"], generation.error, generation.finish_reason, time.time()),
+            )
+            self._db.execute("DELETE FROM claims WHERE key = ?", (key,))  # a per-row error is the prompt's outcome
+
+    @contextmanager
+    def _transaction(self) -> Iterator[None]:
+        """One write transaction (taken at once, so that waiting for another writer uses the busy timeout)."""
+        self._db.execute("BEGIN IMMEDIATE")
+        try:
+            yield
+        except BaseException:
+            if self._db.in_transaction:  # SQLite may have rolled back already (a full disk, say)
+                self._db.execute("ROLLBACK")
+            raise
+        self._db.execute("COMMIT")
+
+    @_names_damage
+    def claim(self, keys: Iterable[str], owner: ClaimOwner, *, seconds: float = CLAIM_SECONDS,
+              errors_since: float | None = None) -> list[str]:
+        """Claim for ``owner`` those of ``keys`` that nobody else may be asking now; returns them, in order.
+
+        A key is claimed when it has no answer (nor, with ``errors_since``, a per-row error stored at or
+        after that time) and no claim, or a claim that is ``owner``'s own, has expired, or belongs to a
+        process of this host that no longer runs. The others (answered, or claimed by a live other) are
+        left out: the caller waits for their answers. One transaction, so two processes never both get a key.
+        """
+        unique = list(dict.fromkeys(keys))
+        now = time.time()
+        mine: list[str] = []
+        with self._transaction():
+            for chunk in _chunks(unique):
+                marks = ",".join("?" * len(chunk))
+                done = {k for (k,) in self._db.execute(f"SELECT key FROM responses WHERE key IN ({marks})", chunk)}
+                if errors_since is not None:
+                    done.update(k for (k,) in self._db.execute(
+                        f"SELECT key FROM errors WHERE key IN ({marks}) AND created >= ?", [*chunk, errors_since]))
+                held = {k: (o, h, p, e) for k, o, h, p, e in self._db.execute(
+                    f"SELECT key, owner, host, pid, expires FROM claims WHERE key IN ({marks})", chunk)}
+                for key in chunk:
+                    if key in done:
+                        continue
+                    other = held.get(key)
+                    if other is None or other[0] == owner.name or other[3] <= now or not _alive(other[1], other[2]):
+                        mine.append(key)
+            self._db.executemany(
+                "INSERT OR REPLACE INTO claims (key, owner, host, pid, expires, created) VALUES (?, ?, ?, ?, ?, ?)",
+                [(key, owner.name, owner.host, owner.pid, now + seconds, now) for key in mine])
+        return mine
+
+    @_names_damage
+    def release(self, owner: ClaimOwner, keys: Iterable[str] | None = None) -> int:
+        """End ``owner``'s claims on ``keys`` (default: all of them); returns how many ended."""
+        if keys is None:
+            return self._db.execute("DELETE FROM claims WHERE owner = ?", (owner.name,)).rowcount
+        ended = 0
+        for chunk in _chunks(keys):
+            ended += self._db.execute(f"DELETE FROM claims WHERE owner = ? AND key IN ({','.join('?' * len(chunk))})",
+                                      [owner.name, *chunk]).rowcount
+        return ended
+
+    @_names_damage
+    def claims(self) -> list[dict[str, Any]]:
+        """Every claim now in the cache (key, owner, host, pid, expires), expired ones included."""
+        rows = self._db.execute("SELECT key, owner, host, pid, expires FROM claims ORDER BY created, key")
+        return [{"key": k, "owner": o, "host": h, "pid": p, "expires": e} for k, o, h, p, e in rows]
+
+    def hold(self, owner: ClaimOwner | None = None, *, seconds: float = CLAIM_SECONDS,
+             errors_since: float | None = None) -> ClaimHolder:
+        """A :class:`ClaimHolder` for ``owner`` (default: a new one for this process) on this cache."""
+        return ClaimHolder(self, owner or ClaimOwner.new(), seconds=seconds, errors_since=errors_since)
 
     @_names_damage
     def stats(self) -> dict[str, Any]:
@@ -310,3 +410,109 @@ class ResponseCache:
 
     def __exit__(self, *exc: object) -> None:
         self.close()
+
+
+@dataclass(frozen=True)
+class ClaimOwner:
+    """Who holds a claim: this host, this process and a random token (two stages of one process differ)."""
+
+    host: str
+    pid: int
+    token: str
+
+    @classmethod
+    def new(cls) -> ClaimOwner:
+        """A fresh owner for the calling process."""
+        return cls(socket.gethostname(), os.getpid(), secrets.token_hex(8))
+
+    @property
+    def name(self) -> str:
+        """The owner as stored in the ``claims`` table: ``host:pid:token``."""
+        return f"{self.host}:{self.pid}:{self.token}"
+
+
+def _alive(host: str, pid: int) -> bool:
+    """Whether a claim's process may still run: False only for a process of this host that is gone.
+
+    Another host's processes cannot be seen from here: their claims end by expiring. On Windows
+    ``os.kill(pid, 0)`` would interrupt the process, so there too only expiry ends a claim.
+    """
+    if host != socket.gethostname() or os.name == "nt":
+        return True
+    if pid == os.getpid():
+        return True
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except OSError:  # PermissionError: it runs, as another user
+        return True
+    return True
+
+
+class ClaimHolder:
+    """One owner's claims on a cache while a stage works: taken with :meth:`take`, renewed in the
+    background (every quarter of ``seconds``, on a connection of its own) and all released on
+    :meth:`close`, which leaving a ``with`` block calls, whatever ended it (an exception, Ctrl-C).
+
+    Example:
+        >>> import tempfile, os
+        >>> cache = ResponseCache(os.path.join(tempfile.mkdtemp(), "responses.sqlite"))
+        >>> with cache.hold() as holder:
+        ...     holder.take(["k1", "k2"])
+        ['k1', 'k2']
+        >>> cache.claims()
+        []
+    """
+
+    def __init__(self, cache: ResponseCache, owner: ClaimOwner, *, seconds: float = CLAIM_SECONDS,
+                 errors_since: float | None = None) -> None:
+        self.cache, self.owner, self.seconds, self.errors_since = cache, owner, seconds, errors_since
+        self._stop = threading.Event()
+        self._renewer: threading.Thread | None = None
+
+    def take(self, keys: Iterable[str]) -> list[str]:
+        """Claim what can be claimed among ``keys`` (see :meth:`ResponseCache.claim`); returns those keys."""
+        mine = self.cache.claim(keys, self.owner, seconds=self.seconds, errors_since=self.errors_since)
+        if mine and self._renewer is None:
+            self._renewer = threading.Thread(target=self._renew, daemon=True, name="convbench-claims")
+            self._renewer.start()
+        return mine
+
+    def release(self, keys: Iterable[str] | None = None) -> None:
+        """End this owner's claims on ``keys`` (default: all), e.g. after a request failed for now."""
+        self.cache.release(self.owner, keys)
+
+    def _renew(self) -> None:
+        """Push the expiry of this owner's claims forward until closed (a failed renewal is tried again)."""
+        db = None
+        try:
+            db = sqlite3.connect(self.cache.path, timeout=60, isolation_level=None, check_same_thread=False)
+            while not self._stop.wait(self.seconds / 4):
+                try:
+                    db.execute("UPDATE claims SET expires = ? WHERE owner = ?", (time.time() + self.seconds, self.owner.name))
+                except sqlite3.Error:
+                    pass  # a busy or damaged file: the main connection reports it; claims at worst expire
+        except sqlite3.Error:
+            pass
+        finally:
+            if db is not None:
+                db.close()
+
+    def close(self, *, quiet: bool = False) -> None:
+        """Stop renewing and release every claim of this owner; ``quiet``: a failure to release is ignored
+        (an exception is already on its way, and the claims expire anyway)."""
+        self._stop.set()
+        if self._renewer is not None:
+            self._renewer.join()
+        try:
+            self.release()
+        except Exception:
+            if not quiet:
+                raise
+
+    def __enter__(self) -> ClaimHolder:
+        return self
+
+    def __exit__(self, kind: type[BaseException] | None, *rest: object) -> None:
+        self.close(quiet=kind is not None)

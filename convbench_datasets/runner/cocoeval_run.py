@@ -59,6 +59,7 @@ from .backends import Backend, GenerationParams, backend_from_spec, early_backen
 from .cache import ResponseCache
 from .nc_run import _open_cache, dataset_fingerprint
 from .run_folder import RunResult, check_complete, row_id, run_lock, write_folder
+from .shards import check_shard, select_shard, shard_signature
 from .stage import complete
 
 TURNS_PER_CALL = (1, 5, 30)
@@ -98,13 +99,17 @@ def run_cocoeval(
     seed: int = 0,
     progress: bool = True,
     retry_errors: bool = False,
+    shard: tuple[int, int] | None = None,
 ) -> RunResult:
     """Simulate, judge and compare; writes records.jsonl and results.json to ``out``.
 
     ``retry_errors``: ask again the prompts that ended in a per-row error before (default: reuse it).
     ``max_new_tokens``: the simulation's token limit (default: :func:`simulation_token_limit`).
     ``repetition_countermeasure``: copy the last five turns first, with presence_penalty 2.0 (paper, C.2).
+    ``shard``: ``(i, n)``: only shard i of n (from 1) of the rows config, split and limit select (see :mod:`.shards`).
     """
+    if shard is not None:
+        shard = check_shard(shard)
     if turns_per_call not in TURNS_PER_CALL:
         raise ConvbenchError(f"turns per call must be one of {TURNS_PER_CALL}, got {turns_per_call}")
     if prompt not in PROMPT_STYLES:
@@ -116,7 +121,8 @@ def run_cocoeval(
             raise ConvbenchError(f"{name} must be at least 1, got {value}")
     behaviours = load_taxonomy(taxonomy)
     with run_lock(Path(out)), _open_cache(cache) as store:
-        rows = _rows(config, split, dataset, sources)[:limit]
+        selected = _rows(config, split, dataset, sources)[:limit]
+        rows = select_shard(selected, shard)
         started = time.time()
         generator = backend_from_spec(model, **(backend_options or {}))
         # a judge server is built now and preflighted with the simulation's first uncached round, so that
@@ -149,6 +155,7 @@ def run_cocoeval(
             "repetition_countermeasure": {"copied_turns": copied, "presence_penalty": COPY_PRESENCE_PENALTY}
             if repetition_countermeasure else None,
             "templates_sha256": _sha({**templates(), "rubric": rubric()}), "n_bootstrap": n_bootstrap, "seed": seed,
+            **(shard_signature(selected, shard, dataset_fingerprint(selected)) if shard else {}),
         }
         results["stats"] = {"seconds": round(time.time() - started, 3),
                             "created": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(started))}

@@ -50,6 +50,7 @@ from ..scoring.ncbench_action import judge_row, score_actions
 from .backends import Backend, Generation, GenerationParams, backend_from_spec, early_backend
 from .cache import ResponseCache
 from .run_folder import RunResult, check_complete, read_folder, row_id, run_lock, write_atomic, write_folder
+from .shards import check_shard, select_shard, shard_signature
 from .stage import StageResult, complete
 
 CONFIGS = ("basic", "rag", "complex_request", "all")
@@ -82,6 +83,7 @@ def run_nc(
     judge_options: dict[str, Any] | Sequence[dict[str, Any]] | None = None,
     progress: bool = True,
     retry_errors: bool = False,
+    shard: tuple[int, int] | None = None,
 ) -> NCRun:
     """Generate, judge and score NC-Bench rows; write ``records.jsonl`` and ``results.json`` to ``out``.
 
@@ -106,7 +108,11 @@ def run_nc(
         backend_options, judge_options: passed to the backends (base_url, concurrency, device...);
             with several judges ``judge_options`` is one dict for all or a list, one per judge.
         retry_errors: ask again the prompts that ended in a per-row error before (default: reuse it).
+        shard: ``(i, n)``: run only shard i of n (from 1) of the rows config and limit select; join the
+            shard folders with ``convbench merge`` (see :mod:`.shards`).
     """
+    if shard is not None:
+        shard = check_shard(shard)
     if config not in CONFIGS:
         raise ConvbenchError(f"unknown NC-Bench config {config!r}; choose one of {', '.join(CONFIGS)}")
     if rules not in ("paper", "released_script"):
@@ -126,7 +132,9 @@ def run_nc(
             raise ConvbenchError(f"got {len(options)} judge_options for {len(judges)} judges: give one for all or one per judge")
     path = Path(out)
     with run_lock(path), _open_cache(cache) as store:
-        rows = _rows(config, dataset, sources, limit)
+        selected = _rows(config, dataset, sources, limit)
+        rows = select_shard(selected, shard)
+        sharded = shard_signature(selected, shard, dataset_fingerprint(selected)) if shard else {}
         template = resolve_template(template, sources=sources)
         if isinstance(template, ReleasedPrompt) and not first_line_only:
             raise ConvbenchError("the released judge prompt judges the first line only; "
@@ -165,7 +173,7 @@ def run_nc(
             stages.append(_spread(judged, answered, len(rows)))
         return _finish(path, rows, generated, stages[0], generator, judge_backends[0], gen_params, judge_params,
                        template, config, limit, first_line_only, rules, started, fill_request_details,
-                       extra=list(zip(judge_backends[1:], stages[1:])))
+                       extra=list(zip(judge_backends[1:], stages[1:])), sharded=sharded)
 
 
 def _spread(judged: StageResult, answered: list[int], n: int) -> StageResult:
@@ -190,8 +198,9 @@ def _finish(path: Path, rows: list[dict[str, Any]], generated: Any, judged: Any,
             judge_backend: Backend, gen_params: GenerationParams, judge_params: GenerationParams,
             template: JudgeTemplate | ReleasedPrompt, config: str, limit: int | None, first_line_only: bool,
             rules: str, started: float, fill_request_details: bool = False,
-            extra: Sequence[tuple[Backend, StageResult]] = ()) -> RunResult:
-    """Write the run; ``extra`` holds the further judges (with several judges) and their spread stage results."""
+            extra: Sequence[tuple[Backend, StageResult]] = (), sharded: dict[str, Any] | None = None) -> RunResult:
+    """Write the run; ``extra`` holds the further judges (with several judges) and their spread stage results;
+    ``sharded``: the signature fields of a shard (:func:`.shards.shard_signature`), else None or ``{}``."""
     signature = {
         "convbench_version": __version__,
         "benchmark": "nc",
@@ -212,6 +221,7 @@ def _finish(path: Path, rows: list[dict[str, Any]], generated: Any, judged: Any,
         "rules": rules,
         "parsing": PARSING_OF_RULES[rules],
     }
+    signature.update(sharded or {})  # a shard: the whole run's rows and fingerprint, and which shard this is
     if extra:
         signature["judges"] = [judge_backend.spec, *(b.spec for b, _ in extra)]
         signature["judge_identities"] = [judge_backend.identity(), *(b.identity() for b, _ in extra)]

@@ -33,6 +33,7 @@ from .backends import Backend, GenerationParams, backend_from_spec
 from .cache import ResponseCache
 from .nc_run import _open_cache, dataset_fingerprint
 from .run_folder import RunResult, check_complete, row_id, run_lock, write_folder
+from .shards import check_shard, select_shard, shard_signature
 from .stage import complete
 
 SHOTS = (0, 3)
@@ -102,13 +103,17 @@ def run_nico(
     progress: bool = True,
     retry_errors: bool = False,
     bertscore_layer: int | None = None,
+    shard: tuple[int, int] | None = None,
 ) -> RunResult:
     """Prompt ``model`` on ``task`` (zero- or 3-shot) and score; writes records.jsonl and results.json.
 
     ``dataset``: a folder from ``convbench build nico --data-dir ...``; default: the bundled sample.
     ``retry_errors``: ask again the prompts that ended in a per-row error before (default: reuse it).
     ``bertscore_layer``: the BERTScore layer (default: inferred, see ``scoring.bertscore.resolve_layer``).
+    ``shard``: ``(i, n)``: only shard i of n (from 1) of the rows split and limit select (see :mod:`.shards`).
     """
+    if shard is not None:
+        shard = check_shard(shard)
     if bertscore_layer is not None and (not bertscore or bertscore_layer < 0):
         raise ConvbenchError(f"a BERTScore layer needs bertscore and must be 0 or more, got {bertscore_layer} "
                              f"with bertscore={bertscore}")
@@ -120,16 +125,17 @@ def run_nico(
         raise ConvbenchError(f"--limit must be at least 1, got {limit}")
     with run_lock(Path(out)), _open_cache(cache) as store:
         return _run(task, model, Path(out), shots, split, limit, max_new_tokens, dataset, store, tokenizer,
-                    bertscore, bertscore_model, backend_options, progress, retry_errors, bertscore_layer)
+                    bertscore, bertscore_model, backend_options, progress, retry_errors, bertscore_layer, shard)
 
 
 def _run(task: str, model: Any, out: Path, shots: int, split: str, limit: int | None, max_new_tokens: int,
          dataset: Any, store: ResponseCache, tokenizer: str, bertscore: bool, bertscore_model: str,
          backend_options: dict[str, Any] | None, progress: bool, retry_errors: bool = False,
-         bertscore_layer: int | None = None) -> RunResult:
+         bertscore_layer: int | None = None, shard: tuple[int, int] | None = None) -> RunResult:
     rows, train = _rows(task, split, dataset, shots)
     if limit is not None:
         rows = rows[:limit]
+    selected, rows = rows, select_shard(rows, shard)
     prompts = [[{"role": "user", "content": render_prompt(task, r, pick_shots(r["id"], train, shots) if shots else ())}]
                for r in rows]
     backend = backend_from_spec(model, **(backend_options or {}))
@@ -164,6 +170,7 @@ def _run(task: str, model: Any, out: Path, shots: int, split: str, limit: int | 
         "limit": limit, "rows": len(rows), "dataset_fingerprint": dataset_fingerprint(rows),
         "model": backend.spec, "model_identity": backend.identity(), "generation": params.to_dict(),
         "prompt_templates_sha256": templates_sha256(),
+        **(shard_signature(selected, shard, dataset_fingerprint(selected)) if shard else {}),
     }
     results["stats"] = {"model_calls": generated.model_calls, "model_cache_hits": sum(generated.cache_hits),
                         "seconds": round(time.time() - started, 3),

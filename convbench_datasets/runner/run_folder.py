@@ -70,6 +70,18 @@ def run_lock(folder: Path) -> Iterator[None]:
         yield
 
 
+def check_run_out(folder: Path) -> None:
+    """Refuse ``folder`` as a run folder to write unless it is missing, empty (a lock file aside) or a run
+    folder already (it holds ``results.json``): a typo in ``--out`` must never write into a user's folder."""
+    if not folder.exists():
+        return
+    if not folder.is_dir():
+        raise ConvbenchError(f"{folder} exists and is not a folder; give another --out")
+    if (folder / "results.json").is_file() or not [entry for entry in os.listdir(folder) if entry != ".lock"]:
+        return
+    raise ConvbenchError(f"{folder} is not empty and is not a run folder (no results.json); give another --out")
+
+
 def write_folder(path: Path, records: list[dict[str, Any]], results: dict[str, Any]) -> None:
     path.mkdir(parents=True, exist_ok=True)
     write_atomic(path / "records.jsonl", "".join(json.dumps(r, ensure_ascii=False) + "\n" for r in records))
@@ -107,11 +119,14 @@ def row_id(record: Any) -> str:
 
 
 def check_complete(records: Sequence[Any], results: Mapping[str, Any], path: str | os.PathLike[str]) -> None:
-    """Refuse records that are not the rows the run declares: ``signature.rows`` (the count) and, when
-    present, ``row_ids`` in ``results.json``. The error names the folder and the missing or unexpected ids.
+    """Refuse records that are not the rows the run declares: ``signature.rows`` (the count; a shard's:
+    ``signature.shard.rows``) and, when present, ``row_ids`` in ``results.json``. The error names the folder and the missing or unexpected ids.
     A folder without results (nothing declared) passes: there is nothing to check against.
     """
-    declared = (results.get("signature") or {}).get("rows") if isinstance(results, Mapping) else None
+    signature = results.get("signature") if isinstance(results, Mapping) else None
+    signature = signature if isinstance(signature, Mapping) else {}
+    shard = signature.get("shard")  # a shard's signature describes the whole run; its own count is here
+    declared = shard.get("rows") if isinstance(shard, Mapping) else signature.get("rows")
     expected = results.get("row_ids") if isinstance(results, Mapping) else None
     if not isinstance(declared, int) and not isinstance(expected, list):
         return

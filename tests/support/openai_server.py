@@ -28,6 +28,8 @@ The model name picks the behaviour (answers are deterministic functions of the r
 
 ``state.require_key``: when set, every request (``GET /models`` too) whose ``Authorization`` is not
 ``Bearer <require_key>`` gets 401 with OpenAI's wording, echoing the key it was sent.
+``state.hold``: when set to a threading.Event, every chat request (any model) is counted, then waits
+until the event is set (at most 30 s) before it is answered: a replica kept busy for as long as a test needs.
 ``GET /v1/models`` lists ``state.models`` (default: none, as some servers do). ``state.strict_models``:
 a request for a model not listed gets vLLM's 404 (by default any name is served, as TGI does).
 """
@@ -55,6 +57,7 @@ class ServerState:
     require_key: str | None = None
     models: list[str] = field(default_factory=list)
     strict_models: bool = False
+    hold: threading.Event | None = None
     gets: int = 0  # GET /models requests (preflights)
     requests: list[tuple[str, str]] = field(default_factory=list)  # (model, body sha)
     authorizations: list[str] = field(default_factory=list)
@@ -109,6 +112,8 @@ def _handler(state: ServerState) -> type[http.server.BaseHTTPRequestHandler]:
                 first = sha not in state.seen
                 state.seen.add(sha)
             kind = model.split(":")[0]
+            if state.hold is not None:
+                state.hold.wait(30)
             if self._key_refused():
                 return
             hit = affected(messages)

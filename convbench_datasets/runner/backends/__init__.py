@@ -17,8 +17,11 @@ KINDS = ("hf", "openai", "baseline")
 
 def backend_from_spec(spec: str | Backend, **options: Any) -> Backend:
     """Make a backend from a spec. ``options`` go to the backend that takes them (``base_url``,
-    ``concurrency``, ``api_key_env``, ``timeout`` for openai; ``device``, ``dtype``, ``batch_size`` for hf);
-    unset (None) options keep the backend's defaults. A Backend object passes through unchanged."""
+    ``concurrency``, ``api_key_env``, ``timeout``, ``model_id``, ``cooldown``, ``max_failures`` for openai;
+    ``device``, ``dtype``, ``batch_size`` for hf); unset (None) options keep the backend's defaults.
+    For openai, ``base_url`` may name several replicas (a comma-separated string or a list) and
+    ``model_id`` names the model for the cache instead of its servers (see
+    :meth:`.openai_compat.OpenAICompatBackend.identity`). A Backend object passes through unchanged."""
     if isinstance(spec, Backend):
         return spec
     kind, _, target = spec.partition(":")
@@ -32,7 +35,7 @@ def backend_from_spec(spec: str | Backend, **options: Any) -> Backend:
     if kind == "openai":
         from .openai_compat import OpenAICompatBackend
 
-        keys = ("base_url", "concurrency", "api_key_env", "timeout", "retry")
+        keys = ("base_url", "concurrency", "api_key_env", "timeout", "retry", "model_id", "cooldown", "max_failures")
         return OpenAICompatBackend(target, **{k: v for k, v in given.items() if k in keys})
     from .hf import HFBackend
 

@@ -15,6 +15,16 @@ waiting to be retried then stop, unrecorded. Ctrl-C stops new requests and retri
 :meth:`OpenAICompatBackend.preflight` checks once that the server answers, accepts the key and knows
 the model.
 
+Several base URLs (replicas of one model) form an :class:`~.endpoints.EndpointPool`: each request goes
+to the endpoint with the fewest requests in flight; an endpoint that cannot be connected to, or fails
+``max_failures`` times in a row, leaves the rotation for ``cooldown`` seconds, and the request that
+found it so goes at once to another endpoint in rotation (without using up a retry); with none left,
+the retry policy above applies unchanged. Everything else above (deadline, per-row errors, redaction,
+no redirects) holds for each endpoint. The preflight checks every endpoint: a dead one is left out
+with a warning while another works. The cache identity is ``model_id`` when given (kind, model and
+``model_id``, no URL), else kind, model and the URL for one endpoint (as before pools existed), else
+kind and model alone: the user vouches that the replicas serve the same weights.
+
 The API key is read from an environment variable at request time. It is never stored on the object,
 in the cache key, in records, results or error messages (a server that echoes it back has it
 redacted from every message), and redirects are refused so that it is never sent to another host.
@@ -32,8 +42,8 @@ import socket
 import threading
 import time
 import urllib.error
-import urllib.parse
 import urllib.request
+import warnings
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -42,8 +52,16 @@ from ...errors import ConvbenchError
 from ..redact import redact
 from .base import Backend, Generation, GenerationParams, Messages
 from .deadline import Deadline, DeadlineHTTPHandler, DeadlineHTTPSHandler
+from .endpoints import (
+    DEFAULT_COOLDOWN,
+    DEFAULT_MAX_FAILURES,
+    Endpoint,
+    EndpointPool,
+    endpoint_urls,
+    public_url,
+    unreachable,
+)
 
-DEFAULT_BASE_URL = "https://api.openai.com/v1"
 DEFAULT_KEY_ENV = "OPENAI_API_KEY"
 RETRY_STATUS = {408, 409, 429, 500, 502, 503, 504}
 ROW_REFUSED_STATUS = {400, 404, 413, 422}
@@ -59,10 +77,12 @@ class BackendError(ConvbenchError):
 
 
 class _Retryable(Exception):
-    def __init__(self, reason: str, retry_after: float | None = None, status: int | None = None) -> None:
+    def __init__(self, reason: str, retry_after: float | None = None, status: int | None = None,
+                 unreachable: bool = False) -> None:
         super().__init__(reason)
         self.retry_after = retry_after
         self.status = status  # the HTTP status, when the server replied at all
+        self.unreachable = unreachable  # no connection could be made (refused, unknown host, no route)
 
 
 class _InvalidReply(_Retryable):
@@ -97,27 +117,33 @@ class _NoRedirect(urllib.request.HTTPRedirectHandler):
         )
 
 
-def public_url(url: str) -> str:
-    """``url`` without user-info or query string, for records and messages."""
-    parts = urllib.parse.urlsplit(url)
-    host = parts.hostname or ""
-    if parts.port:
-        host = f"{host}:{parts.port}"
-    return urllib.parse.urlunsplit((parts.scheme, host, parts.path, "", ""))
-
-
 class OpenAICompatBackend(Backend):
+    """``openai:<model>`` behind one or more OpenAI-compatible servers (see the module docstring).
+
+    Args:
+        base_url: a URL, a comma-separated list of replicas, or a sequence of either (default
+            ``$OPENAI_BASE_URL``, else OpenAI's).
+        model_id: the name the cache knows this model by, instead of its server(s); see :meth:`identity`.
+        concurrency: requests in flight at once, over all endpoints together.
+        timeout: total seconds per attempt (name lookup and connect included).
+        cooldown, max_failures: how long an endpoint stays out of rotation, and after how many
+            failures in a row it leaves it (a connection that cannot be made: at once).
+    """
+
     kind = "openai"
 
     def __init__(
         self,
         model: str,
         *,
-        base_url: str | None = None,
+        base_url: str | Sequence[str] | None = None,
         api_key_env: str = DEFAULT_KEY_ENV,
         concurrency: int = 8,
         timeout: float = 120.0,
         retry: RetryPolicy | None = None,
+        model_id: str | None = None,
+        cooldown: float = DEFAULT_COOLDOWN,
+        max_failures: int = DEFAULT_MAX_FAILURES,
     ) -> None:
         if not model:
             raise ConvbenchError("openai backend needs a model name: openai:<model>")
@@ -125,12 +151,19 @@ class OpenAICompatBackend(Backend):
             raise ConvbenchError(f"concurrency must be at least 1, got {concurrency}")
         if timeout <= 0:
             raise ConvbenchError(f"timeout must be positive, got {timeout}")
-        url = (base_url or os.environ.get("OPENAI_BASE_URL") or DEFAULT_BASE_URL).rstrip("/")
-        if urllib.parse.urlsplit(url).scheme not in ("http", "https"):
-            raise ConvbenchError(f"base URL must start with http:// or https://, got {public_url(url)!r}")
+        if model_id is not None and (not isinstance(model_id, str) or not model_id.strip()):
+            raise ConvbenchError(f"model id must be a non-empty name, got {model_id!r}")
+        urls = endpoint_urls(base_url)
         self.model = model
-        self._url = url
-        self.base_url = public_url(url)
+        self.model_id = model_id
+        self._pool = EndpointPool(urls, cooldown=cooldown, max_failures=max_failures)
+        self.base_url = public_url(urls[0])
+        self.base_urls = [e.public for e in self._pool.endpoints]
+        if len(urls) > 1 and model_id is None:
+            warnings.warn(f"{self.spec}: {len(urls)} endpoints share one cache identity (kind and model name, "
+                          "without the URLs): you vouch that they serve the same weights; name them with "
+                          "--model-id (model_id) to keep their answers apart from other servers of that name",
+                          stacklevel=2)
         self.api_key_env = api_key_env
         self.concurrency = concurrency
         self.timeout = timeout
@@ -144,48 +177,84 @@ class OpenAICompatBackend(Backend):
         self._checked = False
 
     def identity(self) -> dict[str, Any]:
-        return {"kind": self.kind, "model": self.model, "base_url": self.base_url}
+        """The cache's name for this model: with ``model_id``, kind, model and model_id (no URL: any
+        server, or replica list, answering under that id shares the entries); else, for one endpoint,
+        kind, model and its URL (as before pools existed, so older caches stay valid); for several,
+        kind and model alone, whichever replica answers and in whatever order they are listed."""
+        if self.model_id is not None:
+            return {"kind": self.kind, "model": self.model, "model_id": self.model_id}
+        if len(self.base_urls) == 1:
+            return {"kind": self.kind, "model": self.model, "base_url": self.base_url}
+        return {"kind": self.kind, "model": self.model}
 
     def preflight(self) -> None:
-        """One ``GET /models`` (once per backend): fail at once, in one line, when the server cannot be
-        reached (refused, unknown host, no reply within ``timeout``) or refuses the key (401/403). Any
-        other reply means the server is there; its chat requests have their own retries and rules.
-        When the server lists models and this one is not among them, see :meth:`_check_model`."""
+        """One ``GET /models`` per endpoint (once per backend; several endpoints at the same time): fail
+        at once, in one line, when a server refuses the key (401/403) or when no endpoint can be reached
+        (refused, unknown host, no reply within ``timeout``). An endpoint that cannot be reached while
+        another can is left out of rotation for the cool-down, with a warning. Any other reply means
+        the server is there; its chat requests have their own retries and rules. When a server lists
+        models and this one is not among them, see :meth:`_check_model`."""
         if self._checked:
             return
-        url = f"{self._url}/models"
+        endpoints = self._pool.endpoints
+        if len(endpoints) == 1:
+            outcomes = [self._probe(endpoints[0])]
+        else:
+            from concurrent.futures import ThreadPoolExecutor
+
+            with ThreadPoolExecutor(len(endpoints), thread_name_prefix="convbench-preflight") as workers:
+                outcomes = list(workers.map(self._probe, endpoints))  # the first endpoint's fatal error first
+        dead = [(e, reason) for e, (_, reason) in zip(endpoints, outcomes) if reason is not None]
+        if len(dead) == len(endpoints):
+            if len(endpoints) == 1:
+                raise ConvbenchError(f"{dead[0][1]} ({self.spec}); check --base-url and that the server is running")
+            raise ConvbenchError(f"no endpoint of {self.spec} can be reached: {'; '.join(r for _, r in dead)}; "
+                                 "check --base-url and that the servers are running")
+        for endpoint, (listing, reason) in zip(endpoints, outcomes):
+            if reason is None:
+                self._check_model(listing, endpoint)
+        for endpoint, reason in dead:
+            self._pool.take_out(endpoint, reason)
+            warnings.warn(f"{self.spec}: {reason}; left out of rotation for {self._pool.cooldown:g}s, then tried "
+                          f"again ({len(endpoints) - len(dead)} of {len(endpoints)} endpoints answer)", stacklevel=2)
+        self._checked = True
+
+    def _probe(self, endpoint: Endpoint) -> tuple[bytes, str | None]:
+        """``GET /models`` at ``endpoint``: (the listing, None) when the server is there (b"" when its
+        reply is not a listing), (b"", reason) when it cannot be reached; a refused key or a redirect raises."""
+        url = f"{endpoint.url}/models"
         request = urllib.request.Request(url, headers=self._headers(), method="GET")
-        listing = b""
         try:
-            listing = self._send(request, url)
+            return self._send(request, url), None
         except BackendError as err:
             if err.status in KEY_REFUSED_STATUS:
                 raise BackendError(f"{err}{self._key_hint()}", err.status) from None
             if err.status is None:  # a refused redirect: every request would meet it
                 raise
         except _Retryable as err:
-            if err.status is None:  # no HTTP reply at all: nothing will work
-                raise ConvbenchError(f"{err} ({self.spec}); check --base-url and that the server is running") from None
+            if err.status is None:  # no HTTP reply at all: nothing will work there
+                return b"", str(err)
         except _RowRefused:
             pass
-        self._check_model(listing)
-        self._checked = True
+        return b"", None
 
-    def _check_model(self, listing: bytes) -> None:
+    def _check_model(self, listing: bytes, endpoint: Endpoint | None = None) -> None:
         """Fail in one line, naming the model and some the server lists, when the server's non-empty
         model list lacks this model and a one-token chat request for it is refused (HTTP 400/404/422...).
         The list alone does not decide: some servers answer any name (TGI, llama.cpp) or route names the
-        list does not show (Azure deployments); those answer the request, and the run goes on."""
+        list does not show (Azure deployments); those answer the request, and the run goes on.
+        ``endpoint``: the server that sent ``listing`` (default: the first)."""
         served = _served_models(listing)
         if not served or _listed(self.model, served):
             return
+        endpoint = endpoint or self._pool.endpoints[0]
         body = json.dumps({"model": self.model, "messages": [{"role": "user", "content": "ping"}],
                            "max_tokens": 1}).encode("utf-8")
         try:
-            self._post(body)
+            self._post(body, endpoint)
         except _RowRefused as err:
             more = f" and {len(served) - 5} more" if len(served) > 5 else ""
-            raise ConvbenchError(f"model {self.model!r} is not served by {self.base_url}: it lists "
+            raise ConvbenchError(f"model {self.model!r} is not served by {endpoint.public}: it lists "
                                  f"{', '.join(served[:5])}{more}, and refused a request for it ({err}); "
                                  f"check the model name in {self.spec}") from None
         except _Retryable:
@@ -272,8 +341,37 @@ class OpenAICompatBackend(Backend):
         """``text`` without the API key or any Authorization value (servers may echo them)."""
         return redact(text, [os.environ.get(self.api_key_env)])
 
-    def _post(self, body: bytes) -> dict[str, Any]:
-        url = f"{self._url}/chat/completions"
+    def _post(self, body: bytes, endpoint: Endpoint | None = None) -> dict[str, Any]:
+        """One chat request: to ``endpoint``, else to the pool's choice. An endpoint this attempt takes out
+        of rotation hands the request at once to another in rotation (each at most once); the last
+        failure is raised for the caller's retry policy."""
+        if endpoint is not None:
+            return self._post_to(endpoint, body)
+        tried: list[Endpoint] = []
+        while True:
+            chosen = self._pool.acquire(avoid=tried)
+            verdict: bool | None = None
+            try:
+                reply = self._post_to(chosen, body)
+                verdict = True
+                return reply
+            except _Retryable as err:
+                verdict = False
+                out = self._pool.release(chosen, False, unreachable=err.unreachable, reason=str(err))
+                tried.append(chosen)
+                if out and self._pool.live(exclude=tried):
+                    continue  # fail over now: another endpoint is in rotation
+                raise
+            except (_RowRefused, BackendError):
+                verdict = True  # the server replied: the refusal is the row's or the key's
+                raise
+            finally:
+                if verdict is not False:
+                    self._pool.release(chosen, verdict)
+
+    def _post_to(self, endpoint: Endpoint, body: bytes) -> dict[str, Any]:
+        """``POST /chat/completions`` at ``endpoint``: the parsed reply; failures as :meth:`_send` raises them."""
+        url = f"{endpoint.url}/chat/completions"
         payload = self._send(urllib.request.Request(url, data=body, headers=self._headers(), method="POST"), url)
         try:
             return json.loads(payload)
@@ -309,7 +407,7 @@ class OpenAICompatBackend(Backend):
                 if deadline.expired or isinstance(reason, (TimeoutError, socket.timeout)):
                     raise _Retryable(f"no complete reply from {shown} within {self.timeout:g}s") from None
                 detail = " ".join(self._redact(str(reason)).split())  # one line, even for a garbled status line
-                raise _Retryable(f"connection to {shown} failed: {detail}") from None
+                raise _Retryable(f"connection to {shown} failed: {detail}", unreachable=unreachable(err)) from None
         if deadline.expired:  # the body was cut short when the time ran out
             raise _Retryable(f"no complete reply from {shown} within {self.timeout:g}s")
         return payload

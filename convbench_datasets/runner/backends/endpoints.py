@@ -1,0 +1,181 @@
+"""Several servers for one model: requests spread over replicas, a failing one taken out for a while.
+
+An :class:`EndpointPool` holds the base URLs of one role (``--base-url URL1,URL2``). Each request goes
+to the endpoint in rotation with the fewest requests in flight (ties: the fewer recent failures, then
+the one picked least recently, so equal servers take turns). An endpoint leaves the rotation for
+``cooldown`` seconds when a connection to it cannot be made (refused, unknown host, no route) or after
+``max_failures`` failures in a row (timeouts, 5xx, 429, malformed replies); it comes back after the
+cool-down on probation (one more failure sends it out again), and any reply from it clears its
+record. When every endpoint is out, a request goes to the one whose cool-down ends first, so a single
+server behaves as it did before pools existed and the caller's retry policy decides when to give up.
+
+Example:
+    >>> pool = EndpointPool(["http://a/v1", "http://b/v1"], clock=lambda: 0.0)
+    >>> first, second = pool.acquire(), pool.acquire()
+    >>> (first.public, second.public)
+    ('http://a/v1', 'http://b/v1')
+    >>> pool.release(first, ok=True)
+    False
+    >>> pool.acquire().public  # a has nothing in flight, b has one
+    'http://a/v1'
+"""
+
+from __future__ import annotations
+
+import errno
+import os
+import socket
+import threading
+import time
+import urllib.parse
+from collections.abc import Callable, Iterable, Sequence
+from dataclasses import dataclass
+
+from ...errors import ConvbenchError
+
+DEFAULT_BASE_URL = "https://api.openai.com/v1"
+DEFAULT_COOLDOWN = 30.0  # seconds an endpoint stays out of rotation
+DEFAULT_MAX_FAILURES = 3  # failures in a row that take an endpoint out
+_UNREACHABLE_ERRNOS = {errno.ECONNREFUSED, errno.EHOSTUNREACH, errno.ENETUNREACH}
+
+
+def public_url(url: str) -> str:
+    """``url`` without user-info or query string, for records and messages."""
+    parts = urllib.parse.urlsplit(url)
+    host = parts.hostname or ""
+    if parts.port:
+        host = f"{host}:{parts.port}"
+    return urllib.parse.urlunsplit((parts.scheme, host, parts.path, "", ""))
+
+
+def endpoint_urls(base_url: str | Sequence[str] | None) -> list[str]:
+    """The base URLs ``base_url`` names, in order: a URL, a comma-separated list, or a sequence of
+    either (a repeated command-line option); None (or empty) means ``$OPENAI_BASE_URL`` (one URL, not
+    split), else OpenAI's. Trailing slashes are dropped. An empty entry, a URL that is not http(s) and
+    a URL given twice are one-line errors (URLs shown without credentials)."""
+    given = [base_url] if isinstance(base_url, str) else list(base_url or [])
+    if not any(given):
+        return [(os.environ.get("OPENAI_BASE_URL") or DEFAULT_BASE_URL).rstrip("/")]
+    urls: list[str] = []
+    seen: dict[str, str] = {}
+    for value in given:
+        for piece in str(value).split(","):
+            url = piece.strip().rstrip("/")
+            if not url:
+                raise ConvbenchError(f"base URL list {', '.join(public_url(str(v)) for v in given)!r} has an empty "
+                                     "entry; separate URLs with single commas")
+            if urllib.parse.urlsplit(url).scheme not in ("http", "https"):
+                raise ConvbenchError(f"base URL must start with http:// or https://, got {public_url(url)!r}")
+            shown = public_url(url)
+            if shown in seen:
+                raise ConvbenchError(f"base URL {shown} is given twice; list each server once")
+            seen[shown] = url
+            urls.append(url)
+    return urls
+
+
+def unreachable(error: BaseException) -> bool:
+    """Whether ``error`` (a connection error, or urllib's wrapper of one) means no connection could be
+    made at all: refused, an unknown host, no route. Such an endpoint leaves the rotation at once."""
+    reason = getattr(error, "reason", error)
+    if isinstance(reason, socket.gaierror):
+        return True
+    return isinstance(reason, OSError) and reason.errno in _UNREACHABLE_ERRNOS
+
+
+@dataclass(eq=False)
+class Endpoint:
+    """One server of a pool and its standing; read and written under the pool's lock."""
+
+    url: str  # as given (may carry user-info): requests go here
+    public: str  # without user-info or query: what records and messages show
+    outstanding: int = 0  # requests in flight
+    failures: int = 0  # failures in a row
+    out_until: float | None = None  # when its cool-down ends (clock time); None while in rotation
+    last_pick: int = -1  # sequence number of the last time it was picked
+    answered: int = 0  # requests it replied to
+    reason: str = ""  # why it last left the rotation
+
+
+class EndpointPool:
+    """The endpoints of one role, chosen by least outstanding requests; see the module docstring.
+
+    Thread-safe: the workers of one backend share it. ``clock`` (``time.monotonic``) is replaceable
+    so that tests can move time on."""
+
+    def __init__(self, urls: Sequence[str], *, cooldown: float = DEFAULT_COOLDOWN,
+                 max_failures: int = DEFAULT_MAX_FAILURES, clock: Callable[[], float] = time.monotonic) -> None:
+        if not urls:
+            raise ConvbenchError("an endpoint pool needs at least one base URL")
+        if cooldown < 0:
+            raise ConvbenchError(f"endpoint cool-down must be 0 seconds or more, got {cooldown}")
+        if max_failures < 1:
+            raise ConvbenchError(f"max_failures must be at least 1, got {max_failures}")
+        self.endpoints = [Endpoint(url, public_url(url)) for url in urls]
+        self.cooldown = cooldown
+        self.max_failures = max_failures
+        self._clock = clock
+        self._lock = threading.Lock()
+        self._picks = 0
+
+    def __len__(self) -> int:
+        return len(self.endpoints)
+
+    def acquire(self, avoid: Iterable[Endpoint] = ()) -> Endpoint:
+        """The endpoint for the next request, counted as in flight until :meth:`release`: the one in
+        rotation with the fewest requests in flight, preferring those not in ``avoid`` (endpoints this
+        request already failed on); when none is in rotation, the one whose cool-down ends first."""
+        avoided = set(map(id, avoid))
+        with self._lock:
+            live = self._live()
+            choices = [e for e in live if id(e) not in avoided] or live
+            if choices:
+                chosen = min(choices, key=lambda e: (e.outstanding, e.failures, e.last_pick))
+            else:
+                chosen = min(self.endpoints, key=lambda e: (e.out_until, e.last_pick))
+            chosen.outstanding += 1
+            chosen.last_pick = self._picks
+            self._picks += 1
+            return chosen
+
+    def release(self, endpoint: Endpoint, ok: bool | None, *, unreachable: bool = False, reason: str = "") -> bool:
+        """End a request to ``endpoint``. ``ok``: True when the server replied (an answer, or a refusal
+        that is the row's or the key's), False when the attempt failed (``unreachable``: no connection
+        could be made), None when it was abandoned without a verdict. Returns whether the endpoint is
+        out of rotation now."""
+        with self._lock:
+            endpoint.outstanding -= 1
+            if ok is None:
+                return endpoint.out_until is not None
+            if ok:
+                endpoint.failures = 0
+                endpoint.out_until = None
+                endpoint.answered += 1
+                return False
+            endpoint.failures += 1
+            if unreachable or endpoint.failures >= self.max_failures:
+                self._take_out(endpoint, reason)
+            return endpoint.out_until is not None
+
+    def take_out(self, endpoint: Endpoint, reason: str) -> None:
+        """Put ``endpoint`` out of rotation for the cool-down (a preflight found it dead)."""
+        with self._lock:
+            self._take_out(endpoint, reason)
+
+    def live(self, exclude: Iterable[Endpoint] = ()) -> list[Endpoint]:
+        """The endpoints in rotation now, less ``exclude``."""
+        excluded = set(map(id, exclude))
+        with self._lock:
+            return [e for e in self._live() if id(e) not in excluded]
+
+    def _take_out(self, endpoint: Endpoint, reason: str) -> None:
+        endpoint.out_until = self._clock() + self.cooldown  # a failure while out renews the cool-down
+        endpoint.reason = reason
+
+    def _live(self) -> list[Endpoint]:
+        now = self._clock()
+        for endpoint in self.endpoints:
+            if endpoint.out_until is not None and endpoint.out_until <= now:
+                endpoint.out_until = None  # back after the cool-down, on probation:
+                endpoint.failures = self.max_failures - 1  # one more failure sends it out again
+        return [e for e in self.endpoints if e.out_until is None]
