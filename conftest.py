@@ -6,3 +6,8 @@ import importlib.util
 # `inspect` extra they stay out of (doctest) collection, and the integration's tests skip, naming the extra.
 collect_ignore_glob = [] if importlib.util.find_spec("inspect_ai") else [
     "convbench_datasets/integrations/inspect/*", "tests/integrations/inspect_support.py"]
+# The lm-eval integration's task folder is data lm-eval loads by path (its utils.py is no module of the
+# package); its task class and the tests' helper import lm_eval, so they need the `lm-eval` extra.
+collect_ignore_glob += ["convbench_datasets/integrations/lm_eval/tasks/*"]
+if not importlib.util.find_spec("lm_eval"):
+    collect_ignore_glob += ["convbench_datasets/integrations/lm_eval/nc_task.py", "tests/integrations/lm_eval_support.py"]

@@ -38,6 +38,15 @@ def _positive_seconds(text: str) -> float:
     return value
 
 
+def _shard(text: str) -> tuple[int, int]:
+    from .runner.shards import parse_shard
+
+    try:
+        return parse_shard(text)
+    except ConvbenchError as err:
+        raise argparse.ArgumentTypeError(str(err)) from None
+
+
 def _command(commands: Any, name: str, summary: str) -> argparse.ArgumentParser:
     """A subcommand whose one-line ``summary`` is both its line in ``convbench --help`` and the
     description of ``convbench NAME --help``. argparse %-formats help strings (a literal % must be
@@ -117,13 +126,24 @@ def _parser() -> argparse.ArgumentParser:
                           "twice (or more) to judge every row with each, the first primary, and report their agreement")
     run.add_argument("--out", required=True, help="run folder for records.jsonl and results.json")
     run.add_argument("--limit", type=_positive, help="only the first N rows")
+    run.add_argument("--shard", type=_shard, metavar="I/N",
+                     help="only shard I of N (from 1) of the rows config and --limit select: the rows at positions "
+                          "I-1, I-1+N, ...; join the shard folders with `convbench merge`")
     run.add_argument("--concurrency", type=_positive, help="parallel requests for openai backends (default 8)")
     run.add_argument("--max-new-tokens", type=_positive, help="generator token limit (default: nc 1024, nico 256, cocoeval "
                      "256 per turn written per call, at least 1024)")
     run.add_argument("--judge-max-new-tokens", type=_positive, help="judge token limit (default: nc 128, cocoeval 1024)")
-    run.add_argument("--base-url", help="OpenAI-compatible server for the model (and the judge, unless --judge-base-url)")
+    run.add_argument("--base-url", action="append", metavar="URL",
+                     help="OpenAI-compatible server for the model (and the judge, unless --judge-base-url); replicas of "
+                          "one model: a comma list, or the option repeated (each request goes to the least busy)")
     run.add_argument("--judge-base-url", action="append", metavar="URL",
-                     help="OpenAI-compatible server for the judge; with several --judge, once for all or once per judge, in order")
+                     help="OpenAI-compatible server(s) for the judge, a comma list for replicas; with one --judge, every "
+                          "value is a replica; with several, once for all or once per judge, in order")
+    run.add_argument("--model-id", metavar="NAME",
+                     help="openai models: the name the response cache keys answers on instead of the server URLs "
+                          "(default: the URL for one server, none for several); you vouch that it names the weights")
+    run.add_argument("--judge-model-id", action="append", metavar="NAME",
+                     help="the same for the judge; with several --judge, once for all or once per judge, in order")
     run.add_argument("--api-key-env", help="environment variable holding the API key (default OPENAI_API_KEY)")
     run.add_argument("--timeout", type=_positive_seconds, help="seconds each request attempt may take in all before a retry (default 120)")
     run.add_argument("--retry-errors", action="store_true",
@@ -182,16 +202,35 @@ def _parser() -> argparse.ArgumentParser:
     export.add_argument("--dataset", metavar="DIR", help="a folder from `convbench build` (default: build into the cache)")
     export.add_argument("--sources", metavar="DIR", help="upstream mirror for building the dataset")
 
-    score = _command(commands, "score", "re-score a run folder from its records (no model calls)")
-    score.add_argument("rundir")
+    merge = _command(commands, "merge", "join the shard folders of one run (`convbench run ... --shard I/N`) into "
+                                        "one run folder, scored as `convbench score` does")
+    merge.add_argument("rundirs", nargs="+", metavar="RUNDIR", help="every shard folder of the run, in any order")
+    merge.add_argument("--out", required=True, help="run folder to write (missing, empty or an earlier run folder)")
+
+    score = _command(commands, "score", "re-score a run folder from its records (no model calls); with --from-lm-eval, "
+                                        "judge and score NC-Bench answers lm-eval generated into a new run folder")
+    score.add_argument("rundir", nargs="?", help="the run folder to re-score (none with --from-lm-eval)")
     score.add_argument("--rules", choices=["paper", "released_script"],
-                       help="nc: re-read the run under these rules (default: the run's own)")
+                       help="nc: re-read the run under these rules (default: the run's own; with --from-lm-eval: paper)")
+    # --from-lm-eval: lm-eval generated NC-Bench answers (it runs no judge); judge and score them into a new run folder
+    score.add_argument("--from-lm-eval", metavar="SAMPLES",
+                       help="judge and score the NC-Bench answers of an lm-eval samples file (samples_convbench_nc*.jsonl "
+                            "from lm_eval --log_samples) into --out, as `convbench run nc` would")
+    score.add_argument("--judge", action="append", metavar="SPEC", help="--from-lm-eval: judge spec, as for `convbench run nc`")
+    score.add_argument("--out", help="--from-lm-eval: run folder to write")
+    score.add_argument("--judge-template", metavar="released|convbench|FILE", help="--from-lm-eval: judge prompt (default released)")
+    score.add_argument("--judge-base-url", metavar="URL", help="--from-lm-eval: OpenAI-compatible server for the judge")
+    score.add_argument("--dataset", metavar="DIR", help="--from-lm-eval: the NC-Bench build lm-eval used (default: the cached build)")
+    score.add_argument("--sources", metavar="DIR", help="--from-lm-eval: upstream mirror for building the dataset")
+    score.add_argument("--cache", metavar="FILE", help="--from-lm-eval: response cache (default $CONVBENCH_CACHE/responses.sqlite)")
+    score.add_argument("--no-progress", action="store_true")
 
     imported = _command(commands, "import-inspect", "a run folder (records.jsonl, results.json) from an inspect_ai log "
                                                     "of a convbench task, for score, report and compare")
     imported.add_argument("log", help="an inspect log (.eval or .json) of inspect eval convbench/nc|nico|cocoeval")
     imported.add_argument("--out", required=True, help="run folder to write (missing, empty or an earlier run folder)")
     imported.add_argument("--epoch", type=_positive, default=1, help="the log's epoch that becomes the run (default 1)")
+    _command(commands, "lm-eval-path", "the folder of convbench's lm-eval task configs (lm_eval --include_path)")
 
     cache = _command(commands, "cache", "inspect or clear the response cache")
     cache.add_argument("action", choices=["stats", "clear"])
@@ -200,11 +239,43 @@ def _parser() -> argparse.ArgumentParser:
     return parser
 
 
-def _backend_options(args: argparse.Namespace, base_url: str | None) -> dict:
+def _backend_options(args: argparse.Namespace, base_url: str | list[str] | None, model_id: str | None = None) -> dict:
+    """Backend options from the run flags: ``base_url`` is a URL or list of them, each perhaps a comma
+    list of replicas (the backend splits them); ``model_id`` names an openai model for the cache."""
     return {
         "base_url": base_url, "concurrency": args.concurrency, "api_key_env": args.api_key_env,
         "timeout": args.timeout, "device": args.device, "dtype": args.dtype, "batch_size": args.batch_size,
+        "model_id": model_id,
     }
+
+
+def _model_options(args: argparse.Namespace) -> dict:
+    """The generator's backend options; --model-id only for an openai: model."""
+    if args.model_id is not None and not args.model.startswith("openai:"):
+        raise ConvbenchError(f"--model-id applies to openai: models only, not {args.model}")
+    return _backend_options(args, args.base_url, args.model_id)
+
+
+def _judge_options(args: argparse.Namespace) -> dict | list[dict]:
+    """The judges' backend options. With one --judge every --judge-base-url value (each perhaps a comma
+    list) is a replica of it. With several, --judge-base-url and --judge-model-id are given once (for
+    every judge; a comma list of URLs is one replica pool they all use) or once per --judge, in order
+    (one value, perhaps a comma list, per judge); other counts are errors. Without --judge-base-url the
+    judges use --base-url."""
+    judges, urls, ids = args.judge, args.judge_base_url or [], args.judge_model_id or []
+    for flag, values in (("--judge-base-url", urls if len(judges) > 1 else []), ("--judge-model-id", ids)):
+        if len(values) > 1 and len(values) != len(judges):
+            raise ConvbenchError(f"{flag} is given {len(values)} times for {len(judges)} --judge: give it once "
+                                 "(for every judge) or once per --judge, in the same order")
+    if ids and not any(spec.startswith("openai:") for spec in judges):  # other judges' ids are unused, as URLs are
+        raise ConvbenchError(f"--judge-model-id applies to openai: judges only, not {', '.join(judges)}")
+    options = []
+    for k in range(len(judges)):
+        url = urls[k] if len(judges) > 1 and len(urls) == len(judges) else (urls or args.base_url)
+        options.append(_backend_options(args, url, ids[k] if len(ids) > 1 else (ids or [None])[0]))
+    if len(judges) == 1 or all(o == options[0] for o in options):
+        return options[0]
+    return options
 
 
 def _cmd_run(args: argparse.Namespace) -> None:
@@ -218,12 +289,7 @@ def _cmd_run(args: argparse.Namespace) -> None:
 
     if not args.judge:
         raise ConvbenchError("convbench run nc needs --judge SPEC")
-    urls = args.judge_base_url or []
-    if len(urls) > 1 and len(urls) != len(args.judge):
-        raise ConvbenchError(f"--judge-base-url is given {len(urls)} times for {len(args.judge)} --judge: "
-                             "give it once (for every judge) or once per --judge, in the same order")
-    judge_options = ([_backend_options(args, url) for url in urls] if len(urls) > 1
-                     else _backend_options(args, (urls or [None])[0] or args.base_url))
+    judge_options = _judge_options(args)
     result = run_nc(
         model=args.model, judge=args.judge[0] if len(args.judge) == 1 else args.judge, out=args.out,
         config=args.config, limit=args.limit,
@@ -231,8 +297,8 @@ def _cmd_run(args: argparse.Namespace) -> None:
         first_line_only=not args.all_lines, template=args.judge_template, rules=args.rules, cache=args.cache,
         fill_request_details=args.fill_request_details,
         dataset=args.dataset, sources=args.sources,
-        backend_options=_backend_options(args, args.base_url), judge_options=judge_options,
-        progress=not args.no_progress, retry_errors=args.retry_errors,
+        backend_options=_model_options(args), judge_options=judge_options,
+        progress=not args.no_progress, retry_errors=args.retry_errors, shard=args.shard,
     )
     _print_results(result.results, result.path)
 
@@ -242,8 +308,8 @@ def _cmd_run_cocoeval(args: argparse.Namespace) -> None:
 
     if not args.judge:
         raise ConvbenchError("convbench run cocoeval needs --judge SPEC")
-    if len(args.judge) > 1 or len(args.judge_base_url or []) > 1:
-        raise ConvbenchError("convbench run cocoeval takes one --judge (and one --judge-base-url)")
+    if len(args.judge) > 1:
+        raise ConvbenchError("convbench run cocoeval takes one --judge")
     result = run_cocoeval(
         model=args.model, judge=args.judge[0], out=args.out, config=args.config, split=args.split, limit=args.limit,
         turns_per_call=args.turns_per_call, prompt=args.prompt, taxonomy=args.taxonomy,
@@ -251,10 +317,9 @@ def _cmd_run_cocoeval(args: argparse.Namespace) -> None:
         judge_max_new_tokens=args.judge_max_new_tokens or 1024,
         n_bootstrap=1000 if args.bootstrap is None else args.bootstrap,
         dataset=args.dataset, sources=args.sources, cache=args.cache,
-        backend_options=_backend_options(args, args.base_url),
-        judge_options=_backend_options(args, (args.judge_base_url or [None])[0] or args.base_url),
+        backend_options=_model_options(args), judge_options=_judge_options(args),
         progress=not args.no_progress,
-        retry_errors=args.retry_errors,
+        retry_errors=args.retry_errors, shard=args.shard,
     )
     r = result.results
     print(f"cocoeval: {r['n_compared']} of {r['n']} instances compared; excluded {r['excluded']}; errors: {r.get('errors', 0)}")
@@ -282,8 +347,8 @@ def _cmd_run_nico(args: argparse.Namespace) -> None:
         task=args.task, model=args.model, out=args.out, shots=args.shots, split=args.split, limit=args.limit,
         max_new_tokens=args.max_new_tokens or 256, dataset=args.dataset, cache=args.cache,
         bertscore=bool(args.bertscore), bertscore_model=args.bertscore or "bert-base-chinese",
-        backend_options=_backend_options(args, args.base_url), progress=not args.no_progress,
-        retry_errors=args.retry_errors, bertscore_layer=args.bertscore_layer,
+        backend_options=_model_options(args), progress=not args.no_progress,
+        retry_errors=args.retry_errors, bertscore_layer=args.bertscore_layer, shard=args.shard,
     )
     scores = {k: round(v, 2) for k, v in result.results.items() if isinstance(v, float)}
     print(f"nico {args.task} ({args.shots}-shot, {result.results['n']} examples, errors: {result.results.get('errors', 0)}): "
@@ -407,8 +472,46 @@ def _cmd_metrics(args: argparse.Namespace) -> None:
 def _cmd_score(args: argparse.Namespace) -> None:
     from .runner import score_run
 
+    if args.from_lm_eval is not None:
+        _cmd_score_lm_eval(args)
+        return
+    given = [flag for flag, value in (("--judge", args.judge), ("--out", args.out), ("--judge-template", args.judge_template),
+                                      ("--judge-base-url", args.judge_base_url), ("--dataset", args.dataset),
+                                      ("--sources", args.sources), ("--cache", args.cache)) if value]
+    if args.rundir is None or given:
+        raise ConvbenchError("convbench score takes a run folder (RUNDIR [--rules]) or --from-lm-eval SAMPLES.jsonl "
+                             f"--judge SPEC --out RUN{'; ' + ', '.join(given) + ' go with --from-lm-eval' if given else ''}")
     result = score_run(args.rundir, rules=args.rules)
     _print_results(result.results, result.path, rescored=True)
+
+
+def _cmd_merge(args: argparse.Namespace) -> None:
+    from .runner.shards import merge_runs
+
+    result = merge_runs(args.rundirs, args.out)
+    print(f"merged {len(args.rundirs)} shards ({len(result.records)} rows) into {result.path}")
+    _print_results(result.results, result.path, rescored=True)
+
+
+def _cmd_score_lm_eval(args: argparse.Namespace) -> None:
+    from .integrations.lm_eval.samples import score_lm_eval_samples
+
+    if args.rundir is not None or not args.judge or not args.out:
+        raise ConvbenchError("convbench score --from-lm-eval SAMPLES.jsonl needs --judge SPEC (lm-eval runs no judge; "
+                             "baseline:smoke-judge for a smoke test) and --out RUN, and no run folder")
+    result = score_lm_eval_samples(
+        args.from_lm_eval, judge=args.judge[0] if len(args.judge) == 1 else args.judge, out=args.out,
+        template=args.judge_template or "released", rules=args.rules or "paper", dataset=args.dataset,
+        sources=args.sources, cache=args.cache, judge_options={"base_url": args.judge_base_url} if args.judge_base_url else None,
+        progress=not args.no_progress,
+    )
+    _print_results(result.results, result.path)
+
+
+def _cmd_lm_eval_path(args: argparse.Namespace) -> None:
+    from .integrations.lm_eval import tasks_path
+
+    print(tasks_path())
 
 
 def _cmd_import_inspect(args: argparse.Namespace) -> None:
@@ -529,6 +632,7 @@ COMMANDS = {
     "build": _cmd_build,
     "run": _cmd_run,
     "score": _cmd_score,
+    "merge": _cmd_merge,
     "report": _cmd_report,
     "publish": _cmd_publish,
     "metrics": _cmd_metrics,
@@ -538,6 +642,7 @@ COMMANDS = {
     "agreement": _cmd_agreement,
     "export": _cmd_export,
     "import-inspect": _cmd_import_inspect,
+    "lm-eval-path": _cmd_lm_eval_path,
 }
 
 

@@ -1,0 +1,127 @@
+"""NICO's lm-eval tasks: the dataset, the per-sample results and the corpus metrics, all convbench's.
+
+``tasks/convbench_nico_*.yaml`` name these functions (through ``tasks/utils.py``):
+
+- ``custom_dataset: nico_dataset``: the examples of a convbench build (``convbench_dataset``; default
+  the bundled sample build) for one split (``convbench_split``, default ``test``), each with its
+  prompt as convbench renders it (``render_prompt``, with ``pick_shots``' demonstrations for the
+  ``_3shot`` tasks) in ``convbench_prompt``: lm-eval sends exactly convbench's prompt, as the one
+  user turn with ``--apply_chat_template``, or as plain text without it.
+- ``process_results``: one item per sample, passed through to the aggregations (lm-eval's corpus
+  hook): the answer, the turn convbench scores (``clean_turn``; an answer over the metrics' length cap
+  is the sample's error and scores as an empty turn, as in ``convbench run nico``), its reference.
+- ``aggregation``: convbench's ``score_generation`` over all the samples' turns (corpus BLEU-1/2,
+  ROUGE-L, Distinct-1/2, average length, percentages) or ``score_identify``'s macro P/R/F1; the
+  scores of one sample list are computed once and shared by the task's metrics.
+
+BERTScore is not offered here (it needs a model folder per run: use ``convbench run nico --bertscore``).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping, Sequence
+from functools import lru_cache
+from typing import Any
+
+from ...errors import ConvbenchError
+from ...nico.prompts import pick_shots, render_prompt
+from ...nico.tasks import TASKS
+from ...runner.nico_run import SHOTS, _rows, clean_turn, score_identify, too_long_error
+from ...scoring.nico_generation import TOKENIZERS, score_generation
+from ...scoring.unnatural_prf import parse_answer
+from ._options import task_options
+
+GENERATION_KEYS = ("bleu_1", "bleu_2", "rouge_l", "distinct_1", "distinct_2", "avg_len")
+IDENTIFY_KEYS = ("precision", "recall", "f1", "precision_containing", "recall_containing", "f1_containing")
+PROMPT_FIELD, TOKENIZER_FIELD = "convbench_prompt", "convbench_tokenizer"
+
+
+def nico_dataset(*, nico_task: str, nico_shots: int = 0, **metadata: Any) -> Any:
+    """lm-eval's ``custom_dataset``: ``{"test": the examples}`` of the chosen build and split, with prompts.
+
+    ``nico_task`` and ``nico_shots`` come from the task config (``dataset_kwargs``); ``metadata`` is
+    lm-eval's (``--metadata``), read by :func:`._options.task_options`.
+    """
+    import datasets
+
+    if nico_task not in TASKS:
+        raise ConvbenchError(f"unknown NICO task {nico_task!r}; choose one of {', '.join(TASKS)}")
+    if nico_shots not in SHOTS:
+        raise ConvbenchError(f"shots must be 0 or 3, got {nico_shots}")
+    generation = nico_task != "identify_unnatural"
+    options = task_options(metadata, ["dataset", "split", *(["tokenizer"] if generation else [])],
+                           f"convbench NICO {nico_task}")
+    tokenizer = options.get("tokenizer", "jieba")
+    if tokenizer not in TOKENIZERS:
+        raise ConvbenchError(f"convbench_tokenizer must be one of {', '.join(TOKENIZERS)}, got {tokenizer!r}")
+    rows, train = _rows(nico_task, options.get("split", "test"), options.get("dataset"), nico_shots)
+    for row in rows:
+        row[PROMPT_FIELD] = render_prompt(nico_task, row, pick_shots(row["id"], train, nico_shots) if nico_shots else ())
+        if generation:
+            row[TOKENIZER_FIELD] = tokenizer
+    return datasets.DatasetDict({"test": datasets.Dataset.from_list(rows)})
+
+
+def identify_target(doc: Mapping[str, Any]) -> str:
+    """What lm-eval logs as an identification sample's target: the gold unnatural sentences, one a line."""
+    return "\n".join(doc["unnatural_sentences"])
+
+
+def generation_results(doc: Mapping[str, Any], results: Sequence[str]) -> dict[str, dict[str, Any]]:
+    """lm-eval's ``process_results`` for the generation tasks: the same item under each metric."""
+    response = results[0]
+    cleaned = clean_turn(response)
+    error = too_long_error(cleaned)
+    item = {"response": response, "turn": "" if error else cleaned, "reference": doc["reference"],
+            "error": error, "tokenizer": doc[TOKENIZER_FIELD]}
+    return {key: item for key in GENERATION_KEYS}
+
+
+def identify_results(doc: Mapping[str, Any], results: Sequence[str]) -> dict[str, dict[str, Any]]:
+    """lm-eval's ``process_results`` for identify_unnatural: the answer, the gold sentences, those it names."""
+    response = results[0]
+    gold = list(doc["unnatural_sentences"])
+    error = too_long_error(response)
+    item = {"response": response, "gold": gold, "predicted": [] if error else parse_answer(response, gold),
+            "error": error}
+    return {key: item for key in IDENTIFY_KEYS}
+
+
+def generation_scores(items: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
+    """``score_generation`` over the items' turns and references, with the tokenizer they record."""
+    tokenizers = {item["tokenizer"] for item in items}
+    if len(tokenizers) != 1:
+        raise ConvbenchError(f"the samples mix tokenizers {sorted(tokenizers)}: score one at a time")
+    return _generation(tuple((item["turn"], item["reference"]) for item in items), tokenizers.pop())
+
+
+@lru_cache(maxsize=8)  # the task's six metrics aggregate the same items: score them once
+def _generation(pairs: tuple[tuple[str, str], ...], tokenizer: str) -> dict[str, Any]:
+    return score_generation([turn for turn, _ in pairs], [reference for _, reference in pairs],
+                            tokenizer=tokenizer)  # type: ignore[arg-type]
+
+
+def identify_scores(items: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
+    """``score_identify`` over the items: macro P/R/F1 (percent), a failed sample scoring P = R = 0."""
+    return _identify(tuple((item["response"], tuple(item["gold"]), item["error"] is not None) for item in items))
+
+
+@lru_cache(maxsize=8)
+def _identify(items: tuple[tuple[str, tuple[str, ...], bool], ...]) -> dict[str, Any]:
+    results, _ = score_identify([response for response, _, _ in items], [list(gold) for _, gold, _ in items],
+                                [failed for _, _, failed in items])
+    return results
+
+
+def _aggregation(key: str, scores: Callable[[Sequence[Mapping[str, Any]]], Mapping[str, Any]]) -> Callable[..., Any]:
+    def aggregate(items: Sequence[Mapping[str, Any]]) -> Any:
+        return scores(items)[key]
+
+    aggregate.__name__ = aggregate.__qualname__ = key
+    aggregate.__doc__ = f"convbench's {key} over all the samples (lm-eval's aggregation of the {key} metric)."
+    return aggregate
+
+
+bleu_1, bleu_2, rouge_l, distinct_1, distinct_2, avg_len = (_aggregation(k, generation_scores) for k in GENERATION_KEYS)
+precision, recall, f1, precision_containing, recall_containing, f1_containing = (
+    _aggregation(k, identify_scores) for k in IDENTIFY_KEYS)

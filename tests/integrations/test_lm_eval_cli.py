@@ -1,0 +1,107 @@
+"""lm-eval from the shell (the documented commands), the task folder in the wheel, and convbench staying
+free of lm_eval (these last tests run without the extra too)."""
+
+from __future__ import annotations
+
+import json
+import os
+import subprocess
+import sys
+import textwrap
+import zipfile
+from pathlib import Path
+
+import pytest
+
+from convbench_datasets.cli import main
+from convbench_datasets.integrations.lm_eval import tasks_path
+
+ROOT = Path(__file__).resolve().parents[2]
+TASKS = sorted(
+    [f"convbench_nico_{task}{suffix}.yaml" for task in ("open_domain", "dialog_completion", "rewrite_unnatural",
+                                                         "identify_unnatural") for suffix in ("", "_3shot")]
+    + [f"convbench_nc{config}.yaml" for config in ("", "_basic", "_rag", "_complex_request")])
+
+
+def _python(code: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run([sys.executable, "-c", textwrap.dedent(code)], capture_output=True, text=True, cwd=ROOT,
+                          env=dict(os.environ), timeout=600)
+
+
+def test_lm_eval_path_prints_the_task_folder(capsys: pytest.CaptureFixture[str]) -> None:
+    assert main(["lm-eval-path"]) == 0
+    printed = capsys.readouterr().out
+    assert printed == f"{tasks_path()}\n"
+    assert sorted(p.name for p in Path(printed.strip()).glob("convbench_*.yaml")) == TASKS
+    assert (Path(printed.strip()) / "utils.py").is_file()
+
+
+def test_importing_convbench_does_not_import_lm_eval() -> None:
+    done = _python("""
+        import sys
+        import convbench_datasets, convbench_datasets.cli, convbench_datasets.runner, convbench_datasets.scoring
+        import convbench_datasets.integrations.lm_eval, convbench_datasets.integrations.lm_eval.samples
+        import convbench_datasets.integrations.lm_eval.nico, convbench_datasets.integrations.lm_eval.nc
+        convbench_datasets.cli._parser()
+        print(sorted(m for m in sys.modules if m.split(".")[0] == "lm_eval"))
+    """)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.strip() == "[]"
+
+
+def test_the_wheel_ships_the_task_folder(tmp_path: Path) -> None:
+    pytest.importorskip("hatchling", reason="hatchling (a test extra) builds the wheel offline")
+    subprocess.run([sys.executable, "-m", "pip", "wheel", str(ROOT), "--no-deps", "--no-build-isolation", "-q", "-w",
+                    str(tmp_path)], check=True, capture_output=True, timeout=300)
+    (wheel,) = tmp_path.glob("convbench-*.whl")
+    names = set(zipfile.ZipFile(wheel).namelist())
+    folder = "convbench_datasets/integrations/lm_eval/tasks/"
+    assert {folder + name for name in [*TASKS, "utils.py", "_nc_yaml", "_nico_generation_yaml", "_nico_identify_yaml"]} <= names
+
+
+def test_the_documented_lm_eval_command_reports_convbench_scores(nico_built: Path, tmp_path: Path) -> None:
+    # `lm_eval --include_path $(convbench lm-eval-path) --tasks convbench_nico_open_domain`, offline, with
+    # lm-eval's dummy model (it answers "lol"); the numbers are convbench's for those answers
+    pytest.importorskip("lm_eval", reason="lm-eval is not installed (pip install -e \".[lm-eval]\")")
+    from tests.integrations.lm_eval_support import ScriptedBackend
+
+    from convbench_datasets.runner import run_nico
+
+    lm_eval_cli, convbench_cli = Path(sys.executable).with_name("lm_eval"), Path(sys.executable).with_name("convbench")
+    if not (lm_eval_cli.is_file() and convbench_cli.is_file()):
+        pytest.skip("the lm_eval and convbench commands are not installed beside this interpreter")
+    metadata = json.dumps({"convbench_dataset": str(nico_built), "convbench_split": "train"})
+    command = (f"{lm_eval_cli} --model dummy --include_path $({convbench_cli} lm-eval-path) "
+               f"--tasks convbench_nico_open_domain --metadata '{metadata}' --output_path {tmp_path / 'out'} --log_samples")
+    done = subprocess.run(["bash", "-c", command], capture_output=True, text=True, timeout=600, env=dict(os.environ))
+    assert done.returncode == 0, done.stderr[-3000:]
+    (results_file,) = (tmp_path / "out").glob("*/results_*.json")
+    reported = json.loads(results_file.read_text(encoding="utf-8"))["results"]["convbench_nico_open_domain"]
+    run = run_nico(task="open_domain", model=ScriptedBackend(lambda messages: "lol"), out=tmp_path / "run", split="train",
+                   dataset=nico_built, cache=tmp_path / "c.sqlite", progress=False)
+    keys = ("bleu_1", "bleu_2", "rouge_l", "distinct_1", "distinct_2", "avg_len")
+    assert {key: reported[f"{key},none"] for key in keys} == {key: run.results[key] for key in keys}
+    assert run.results["avg_len"] == 1.0 and run.results["distinct_1"] == 100.0  # "lol" is one token, every time
+    assert "|convbench_nico_open_domain|" in done.stdout  # lm-eval's own table shows them
+
+
+def test_score_from_lm_eval_needs_no_lm_eval(nc_built: Path, tmp_path: Path) -> None:
+    # lm-eval makes the samples here; the scoring step runs in an interpreter where lm_eval cannot be imported
+    pytest.importorskip("lm_eval", reason="lm-eval is not installed (pip install -e \".[lm-eval]\")")
+    from tests.integrations.lm_eval_support import ScriptedLM, run_lm_eval, samples_file
+
+    run_lm_eval(["convbench_nc_basic"], ScriptedLM(lambda messages: ""), metadata={"convbench_dataset": str(nc_built)},
+                limit=5, out=tmp_path / "out")
+    samples = samples_file(tmp_path / "out", "convbench_nc_basic")
+    done = _python(f"""
+        import sys
+        sys.modules["lm_eval"] = None  # as if not installed
+        from convbench_datasets.cli import main
+        sys.exit(main(["score", "--from-lm-eval", {str(samples)!r}, "--judge", "baseline:smoke-judge", "--out",
+                       {str(tmp_path / "run")!r}, "--dataset", {str(nc_built)!r}, "--no-progress"]))
+    """)
+    assert done.returncode == 0, done.stderr
+    results = json.loads((tmp_path / "run" / "results.json").read_text(encoding="utf-8"))
+    # every answer is empty: the smoke judge says Silence, which passes only where silence is acceptable
+    assert results["n"] == 5 and results["signature"]["limit"] == 5
+    assert [r["labels"] for r in map(json.loads, (tmp_path / "run" / "records.jsonl").read_text().splitlines())] == [["Silence"]] * 5

@@ -1,0 +1,193 @@
+"""NC-Bench under lm-eval: lm-eval generates, ``convbench score --from-lm-eval`` judges and scores, offline.
+
+The equality tests serve the same scripted answers to lm-eval (a scripted ``LM``, samples written by
+lm-eval's own EvaluationTracker, as ``lm_eval --log_samples`` writes them) and to ``run_nc`` (a
+Backend), with the same judge: the run folder made from lm-eval's samples must be ``run_nc``'s.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+lm_eval = pytest.importorskip("lm_eval", reason="lm-eval is not installed (pip install -e \".[lm-eval]\")")
+
+from convbench_datasets.cli import main  # noqa: E402
+from convbench_datasets.errors import ConvbenchError  # noqa: E402
+from convbench_datasets.integrations.lm_eval.samples import score_lm_eval_samples  # noqa: E402
+from convbench_datasets.runner import run_nc  # noqa: E402
+from tests.integrations.lm_eval_support import (  # noqa: E402
+    ScriptedBackend,
+    ScriptedLM,
+    pick,
+    reported,
+    run_lm_eval,
+    samples_file,
+)
+
+# Model turns: nothing (Silence), the previous AGENT turn again (a Repeat), or canned turns.
+TURNS = ["", "REPEAT", "Sure, here it is.", "Could you say that again?", "Okay.\nAnything else?"]
+# Judge answers covering exact labels, spellings only the lenient reading accepts, and prose naming no label.
+JUDGE_ANSWERS = ["Repeat", "Answer", "answer", "Definition", "Silence, Other", "pre-closing", "Paraphrase\nExample",
+                 "I cannot tell.", "Other", "DetailRequest"]
+RESULT_KEYS = ("accuracy", "per_set", "per_pattern", "per_set_pattern", "per_task", "failure_breakdown", "unparsed", "n",
+               "passed", "errors", "row_ids")
+RECORD_FIELDS = ("set", "id", "task", "pattern", "response", "judge_output", "labels", "passed", "acceptable_labels",
+                 "label_set", "error")
+SIGNATURE_KEYS = ("benchmark", "config", "limit", "rows", "dataset_fingerprint", "judge", "judge_identity",
+                  "judge_template", "judge_template_sha256", "rules", "parsing", "first_line_only",
+                  "fill_request_details", "generation", "judge_generation")
+
+
+def model_turn(messages: list[dict[str, str]]) -> str:
+    chosen = pick(json.dumps(messages), TURNS)
+    if chosen == "REPEAT":
+        earlier = [m["content"] for m in messages if m["role"] == "assistant"]
+        return earlier[-1] if earlier else "Sure."
+    return chosen
+
+
+def judge_answer(messages: list[dict[str, str]]) -> str:
+    return pick(messages[-1]["content"], JUDGE_ANSWERS)
+
+
+def _same_run(ours: Any, theirs: Any) -> None:
+    for key in RESULT_KEYS:
+        assert ours.results[key] == theirs.results[key], key
+    assert [{f: r[f] for f in RECORD_FIELDS} for r in ours.records] == [{f: r[f] for f in RECORD_FIELDS} for r in theirs.records]
+    for key in SIGNATURE_KEYS:
+        assert ours.results["signature"][key] == theirs.results["signature"][key], key
+
+
+@pytest.fixture(scope="module")
+def basic_samples(nc_built: Path, tmp_path_factory: pytest.TempPathFactory) -> tuple[Path, dict[str, Any], ScriptedLM]:
+    """lm-eval's run of convbench_nc_basic (180 rows) with the scripted model, written as the CLI writes it."""
+    out = tmp_path_factory.mktemp("lm-eval") / "out"
+    lm = ScriptedLM(model_turn)
+    results = run_lm_eval(["convbench_nc_basic"], lm, metadata={"convbench_dataset": str(nc_built)}, out=out)
+    return samples_file(out, "convbench_nc_basic"), results, lm
+
+
+def test_score_from_lm_eval_is_run_nc_on_the_same_answers(basic_samples: tuple[Path, dict[str, Any], ScriptedLM],
+                                                          nc_built: Path, tmp_path: Path,
+                                                          capsys: pytest.CaptureFixture[str]) -> None:
+    samples, results, lm = basic_samples
+    out = tmp_path / "from-lm-eval"
+    assert main(["score", "--from-lm-eval", str(samples), "--judge", "baseline:smoke-judge", "--out", str(out),
+                 "--dataset", str(nc_built), "--cache", str(tmp_path / "c.sqlite"), "--no-progress"]) == 0
+    backend = ScriptedBackend(model_turn)
+    expected = run_nc(model=backend, judge="baseline:smoke-judge", out=tmp_path / "run", config="basic",
+                      dataset=nc_built, cache=tmp_path / "other.sqlite", progress=False)
+    from convbench_datasets.runner.run_folder import read_folder
+
+    folder, records, written = read_folder(out)
+    ours = type(expected)(folder, records, written, written["stats"])
+    _same_run(ours, expected)
+    assert capsys.readouterr().out.startswith(f"accuracy {expected.results['accuracy']:.1f}% over 180 rows")
+    # the script is no constant: the smoke judge finds Silence and Repeat, so some rows pass and some fail
+    assert 0 < expected.results["accuracy"] < 100 and expected.results["n"] == 180
+    # lm-eval gave the model each row's transcript through its chat template, as convbench run does
+    assert [ScriptedLM.messages(context) for context in lm.contexts] == backend.prompts
+    assert reported(results, "convbench_nc_basic") == {"bypass": 999}  # lm-eval's "no metric": the score is convbench's
+    signature = written["signature"]
+    assert signature["model"] == "lm-eval:ScriptedLM" and signature["limit"] is None
+    harness = signature["harness"]
+    assert harness["name"] == "lm-eval" and harness["version"] == lm_eval.__version__
+    assert harness["task"] == "convbench_nc_basic" and harness["samples"] == str(samples)
+    assert harness["generation_kwargs"] == {"until": [], "max_gen_toks": 1024, "do_sample": False, "temperature": 0.0}
+    # a normal run folder: convbench score re-scores it to the same numbers, and under other rules
+    assert main(["score", str(out)]) == 0
+    assert json.loads((out / "results.json").read_text())["accuracy"] == expected.results["accuracy"]
+    assert json.loads((out / "results.json").read_text())["signature"]["harness"] == harness
+
+
+def test_a_judge_model_and_limit_match_run_nc(nc_built: Path, tmp_path: Path) -> None:
+    # the `all` config cut with --limit, a scripted judge, the released script's rules, in Python
+    out = tmp_path / "lm-eval"
+    run_lm_eval(["convbench_nc"], ScriptedLM(model_turn), metadata={"convbench_dataset": str(nc_built)}, limit=60, out=out)
+    ours = score_lm_eval_samples(samples_file(out, "convbench_nc"), judge=ScriptedBackend(judge_answer, "judge"),
+                                 out=tmp_path / "ours", rules="released_script", dataset=nc_built,
+                                 cache=tmp_path / "c.sqlite", progress=False)
+    theirs = run_nc(model=ScriptedBackend(model_turn), judge=ScriptedBackend(judge_answer, "judge"), out=tmp_path / "run",
+                    config="all", limit=60, rules="released_script", dataset=nc_built, cache=tmp_path / "d.sqlite",
+                    progress=False)
+    _same_run(ours, theirs)
+    assert ours.results["signature"]["limit"] == 60 and ours.results["unparsed"] > 0
+    # judge answers are cached as convbench run caches them: scoring again asks the judge nothing
+    again = score_lm_eval_samples(samples_file(out, "convbench_nc"), judge=ScriptedBackend(judge_answer, "judge"),
+                                  out=tmp_path / "again", rules="released_script", dataset=nc_built,
+                                  cache=tmp_path / "c.sqlite", progress=False)
+    assert again.results["stats"]["judge_cache_hits"] == 60 and again.results["accuracy"] == ours.results["accuracy"]
+
+
+def test_several_judges_as_in_convbench_run(basic_samples: tuple[Path, dict[str, Any], ScriptedLM], nc_built: Path,
+                                           tmp_path: Path) -> None:
+    samples, _, _ = basic_samples
+    out = tmp_path / "from-lm-eval"
+    assert main(["score", "--from-lm-eval", str(samples), "--judge", "baseline:smoke-judge", "--judge", "baseline:silence",
+                 "--out", str(out), "--dataset", str(nc_built), "--cache", str(tmp_path / "c.sqlite"), "--no-progress"]) == 0
+    expected = run_nc(model=ScriptedBackend(model_turn), judge=["baseline:smoke-judge", "baseline:silence"],
+                      out=tmp_path / "run", config="basic", dataset=nc_built, cache=tmp_path / "d.sqlite", progress=False)
+    written = json.loads((out / "results.json").read_text(encoding="utf-8"))
+    assert written["per_judge"] == expected.results["per_judge"]
+    assert written["judge_agreement"] == expected.results["judge_agreement"]
+    assert written["signature"]["judges"] == ["baseline:smoke-judge", "baseline:silence"]
+
+
+def _edit(samples: Path, tmp_path: Path, change) -> Path:  # type: ignore[no-untyped-def]
+    lines = [json.loads(line) for line in samples.read_text(encoding="utf-8").splitlines()]
+    edited = tmp_path / samples.name
+    edited.write_text("".join(json.dumps(s, ensure_ascii=False) + "\n" for s in change(lines)), encoding="utf-8")
+    return edited
+
+
+def test_samples_that_are_not_the_rows_are_refused(basic_samples: tuple[Path, dict[str, Any], ScriptedLM],
+                                                   nc_built: Path, tmp_path: Path) -> None:
+    samples, _, _ = basic_samples
+
+    def score(path: Path) -> None:
+        score_lm_eval_samples(path, judge="baseline:smoke-judge", out=tmp_path / "run", dataset=nc_built,
+                              cache=tmp_path / "c.sqlite", progress=False)
+
+    def tamper(lines: list[dict[str, Any]]) -> list[dict[str, Any]]:
+        lines[4]["doc"]["acceptable_labels"] = ["Other"]
+        return lines
+
+    with pytest.raises(ConvbenchError, match=r"line 5: doc 4 is not row 4 of basic in convbench's build "
+                                             r"\(fields acceptable_labels differ\)"):
+        score(_edit(samples, tmp_path, tamper))
+    with pytest.raises(ConvbenchError, match="not the first 179 rows of basic"):
+        score(_edit(samples, tmp_path, lambda lines: lines[1:]))
+
+    def sampled(lines: list[dict[str, Any]]) -> list[dict[str, Any]]:
+        for line in lines:
+            line["arguments"]["gen_args_0"]["arg_1"].update(do_sample=True, temperature=0.7)
+        return lines
+
+    with pytest.raises(ConvbenchError, match="the answers were sampled"):
+        score(_edit(samples, tmp_path, sampled))
+    assert not (tmp_path / "run").exists()  # nothing written for refused samples
+
+
+def test_nico_samples_and_missing_options_are_refused(nico_built: Path, tmp_path: Path,
+                                                      capsys: pytest.CaptureFixture[str]) -> None:
+    out = tmp_path / "lm-eval"
+    run_lm_eval(["convbench_nico_open_domain"], ScriptedLM(model_turn),
+                metadata={"convbench_dataset": str(nico_built), "convbench_split": "train"}, out=out)
+    nico_samples = samples_file(out, "convbench_nico_open_domain")
+    assert main(["score", "--from-lm-eval", str(nico_samples), "--judge", "baseline:smoke-judge",
+                 "--out", str(tmp_path / "run")]) == 1
+    assert "samples of a NICO task, which lm-eval scores itself" in capsys.readouterr().err
+    assert main(["score", "--from-lm-eval", str(nico_samples), "--out", str(tmp_path / "run")]) == 1
+    assert "needs --judge SPEC (lm-eval runs no judge" in capsys.readouterr().err
+    assert main(["score", str(tmp_path), "--judge", "baseline:smoke-judge"]) == 1
+    assert "--judge go with --from-lm-eval" in capsys.readouterr().err
+
+
+def test_nc_needs_a_chat_template(nc_built: Path) -> None:
+    with pytest.raises(ConvbenchError, match="NC-Bench rows are chat transcripts; run lm_eval with --apply_chat_template"):
+        run_lm_eval(["convbench_nc_basic"], ScriptedLM(model_turn), metadata={"convbench_dataset": str(nc_built)},
+                    chat=False, limit=2)
