@@ -51,7 +51,7 @@ from .backends import Backend, Generation, GenerationParams, backend_from_spec, 
 from .cache import ResponseCache
 from .run_folder import RunResult, check_complete, read_folder, row_id, run_lock, write_atomic, write_folder
 from .shards import check_shard, select_shard, shard_signature
-from .stage import StageResult, complete
+from .stage import Follow, StageResult, complete, pipeline, pipelines
 
 CONFIGS = ("basic", "rag", "complex_request", "all")
 # --rules picks the acceptable labels and how judge text is read: the paper's with convbench's lenient
@@ -84,6 +84,7 @@ def run_nc(
     progress: bool = True,
     retry_errors: bool = False,
     shard: tuple[int, int] | None = None,
+    pipelined: bool = True,
 ) -> NCRun:
     """Generate, judge and score NC-Bench rows; write ``records.jsonl`` and ``results.json`` to ``out``.
 
@@ -110,6 +111,11 @@ def run_nc(
         retry_errors: ask again the prompts that ended in a per-row error before (default: reuse it).
         shard: ``(i, n)``: run only shard i of n (from 1) of the rows config and limit select; join the
             shard folders with ``convbench merge`` (see :mod:`.shards`).
+        pipelined: judge each row as soon as its answer is stored, generation and judging side by side
+            (default), when no local model must be freed for another: the judges are ``openai:`` or
+            ``baseline:`` specs or Backend objects that hold no weights, and the generator is not the judge.
+            An ``hf:`` judge (or generator and judge the same model) runs after generation, as with False.
+            Results are the same either way.
     """
     if shard is not None:
         shard = check_shard(shard)
@@ -151,29 +157,58 @@ def run_nc(
         early = [None if same and k == 0 else early_backend(spec, **(opts or backend_options or {}))
                  for k, (spec, opts) in enumerate(zip(judges, options))]
         generator = backend_from_spec(model, **(backend_options or {}))
-        generated = complete(generator, [r["messages"] for r in rows], gen_params, store, desc="generate",
-                             progress=progress, retry_errors=retry_errors, preflight_also=early)
-        # a row without a response has nothing to judge: it keeps its error and fails
-        answered = [i for i, g in enumerate(generated.generations) if g.error is None]
-        prompts = [judge_messages(rows[i], generated.generations[i].text, template=template,
-                                  first_line_only=first_line_only, fill_request_details=fill_request_details)
-                   for i in answered]
-        # One local model at a time: the generator is freed before the judge loads, unless they are the same;
-        # each judge is freed before the next one loads.
-        if not same:
-            generator.close()
-        judge_backends, stages = [], []
-        for k, (spec, opts) in enumerate(zip(judges, options)):
-            judge_backend = generator if same and k == 0 else early[k] or backend_from_spec(spec, **(opts or backend_options or {}))
-            desc = "judge" if len(judges) == 1 else f"judge {k + 1}/{len(judges)}"
-            judged = complete(judge_backend, prompts, judge_params, store, desc=desc, progress=progress,
-                              retry_errors=retry_errors)
-            judge_backend.close()
-            judge_backends.append(judge_backend)
-            stages.append(_spread(judged, answered, len(rows)))
+        row_prompts = [r["messages"] for r in rows]
+
+        def judge_prompt(i: int, generation: Generation) -> list[dict[str, str]] | None:
+            # a row without a response has nothing to judge: it keeps its error and fails
+            if generation.error is not None:
+                return None
+            return judge_messages(rows[i], generation.text, template=template, first_line_only=first_line_only,
+                                  fill_request_details=fill_request_details)
+
+        descs = ["judge" if len(judges) == 1 else f"judge {k + 1}/{len(judges)}" for k in range(len(judges))]
+        # Pipelined (the judges start on each row as its answer is stored) when no local model has to be freed
+        # for another: every judge behind a server, a baseline or an in-process stub, and not the generator itself.
+        # baseline judges are built now (nothing to load); hf judges wait for their stage.
+        if pipelined and not same:
+            early = [e if e is not None or spec_kind(spec) != "baseline" else backend_from_spec(spec)
+                     for e, spec in zip(early, judges)]
+        # (one object in two roles, or judging twice, is not run from two threads at once)
+        if (pipelined and not same and all(e is not None and pipelines(e) for e in early) and pipelines(generator)
+                and len({id(b) for b in [generator, *early]}) == 1 + len(early)):
+            judge_backends = list(early)
+            generated, followed = pipeline(
+                generator, row_prompts, gen_params, store, desc="generate", progress=progress,
+                retry_errors=retry_errors, follow=judge_prompt,
+                then=[Follow(b, judge_params, d) for b, d in zip(judge_backends, descs)])
+            for backend in [generator, *judge_backends]:
+                backend.close()
+            stages = [_spread(judged, answered, len(rows)) for answered, judged in followed]
+        else:
+            generated = complete(generator, row_prompts, gen_params, store, desc="generate",
+                                 progress=progress, retry_errors=retry_errors, preflight_also=early)
+            answered = [i for i, g in enumerate(generated.generations) if g.error is None]
+            prompts = [judge_prompt(i, generated.generations[i]) for i in answered]
+            # One local model at a time: the generator is freed before the judge loads, unless they are the same;
+            # each judge is freed before the next one loads.
+            if not same:
+                generator.close()
+            judge_backends, stages = [], []
+            for k, (spec, opts) in enumerate(zip(judges, options)):
+                judge_backend = generator if same and k == 0 else early[k] or backend_from_spec(spec, **(opts or backend_options or {}))
+                judged = complete(judge_backend, prompts, judge_params, store, desc=descs[k], progress=progress,
+                                  retry_errors=retry_errors)
+                judge_backend.close()
+                judge_backends.append(judge_backend)
+                stages.append(_spread(judged, answered, len(rows)))
         return _finish(path, rows, generated, stages[0], generator, judge_backends[0], gen_params, judge_params,
                        template, config, limit, first_line_only, rules, started, fill_request_details,
                        extra=list(zip(judge_backends[1:], stages[1:])), sharded=sharded)
+
+
+def spec_kind(spec: str | Backend) -> str:
+    """``hf``, ``openai``, ``baseline`` for a spec string; ``object`` for a Backend object."""
+    return "object" if isinstance(spec, Backend) else spec.partition(":")[0]
 
 
 def _spread(judged: StageResult, answered: list[int], n: int) -> StageResult:

@@ -29,7 +29,7 @@ from __future__ import annotations
 
 import time
 import weakref
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 
 from ..errors import ConvbenchError
@@ -86,6 +86,7 @@ def complete(
     retry_errors: bool = False,
     preflight_also: Iterable[Backend | None] = (),
     claim: bool = True,
+    on_result: Callable[[int, Generation], None] | None = None,
 ) -> StageResult:
     """Answer ``prompts``: from the cache, else from ``backend`` (each answer cached as it arrives).
 
@@ -95,6 +96,9 @@ def complete(
             uncached work (a fully cached stage sends nothing, so a resume still works offline).
         claim: claim prompts in the cache before asking and wait for those another process is asking
             (default); False asks every uncached prompt at once, as before claims (benchmarks compare).
+        on_result: called ``(index, generation)`` in this thread for each prompt as its outcome is known
+            (an answer or a per-row error: cached ones after the preflight, the rest as they are stored), so
+            that a later stage can start on it (see :func:`pipeline`); not called for failures left to a rerun.
 
     An answer cut at the token limit is an answer (``finish_reason == "length"`` tells the caller,
     which decides whether its benchmark can use it).
@@ -112,9 +116,16 @@ def complete(
     if any(g.error is None for g in found.values()):
         _mark_answered(backend)
     first_prompt = {k: p for k, p in zip(keys, prompts)}
-    failures: list[str] = []
-    # refusals held back while every request so far was refused alike by a backend that never answered
-    held: list[tuple[str, Generation]] | None = None if _has_answered(backend) else []
+    rows_of: dict[str, list[int]] = {}
+    for index, key in enumerate(keys):
+        rows_of.setdefault(key, []).append(index)
+
+    def tell(key: str) -> None:  # hand the prompt's outcome (answer or per-row error) to the caller
+        if on_result is not None:
+            for index in rows_of[key]:
+                on_result(index, found[key])
+
+    outcomes = _Outcomes(backend, cache, identity, found)
     calls_before = backend.calls
     asked: list[str] = []  # the keys this stage sent (the rest came from the cache or another process)
     # a per-row error stored by another process is an outcome like an answer; with retry_errors only one
@@ -123,41 +134,24 @@ def complete(
     holder = cache.hold(errors_since=errors_since) if claim and todo else None
     with tqdm(total=len(set(keys)), initial=len(set(keys)) - len(todo), desc=desc, unit="prompt", disable=not progress) as bar, \
             holder or _NoClaims():
+        outcomes.holder = holder
+        for key in dict.fromkeys(k for k in keys if k in found):
+            tell(key)
         pending, delay = todo, POLL_FIRST
         while pending:
             mine = holder.take(pending) if holder is not None else pending
             asked += mine
             for position, generation in backend.generate([first_prompt[k] for k in mine], params) if mine else ():
                 key = mine[position]
-                if held is not None and not _same_refusal(generation, held):
-                    for earlier, refused in held:  # the refusals were the rows' own after all
-                        cache.put_error(earlier, identity, refused)
-                    held = None
-                if generation.error is None:
-                    cache.put(key, identity, generation)
-                    found[key] = generation
-                    _mark_answered(backend)
-                elif generation.permanent:
-                    if held is not None:
-                        held.append((key, generation))
-                    else:
-                        cache.put_error(key, identity, generation)
-                    found[key] = generation
-                else:
-                    failures.append(generation.error)
-                    if holder is not None:  # not answered: another process may ask it now
-                        holder.release([key])
+                if outcomes.record(key, generation):
+                    tell(key)
                 bar.update(1)
             # the rest are being asked by other processes: take their answers as they are stored
             taken = set(mine)
             waiting = [k for k in pending if k not in taken]
-            arrived = cache.get_many(waiting) if waiting else {}
-            if waiting:
-                arrived.update(cache.get_errors([k for k in waiting if k not in arrived], since=errors_since))
-            for key, generation in arrived.items():
-                found[key] = generation
-                if generation.error is None:
-                    _mark_answered(backend)
+            arrived = outcomes.look(waiting, errors_since)
+            for key in arrived:
+                tell(key)
             bar.update(len(arrived))
             pending = [k for k in waiting if k not in arrived]
             if pending and not mine and not arrived:
@@ -165,22 +159,342 @@ def complete(
                 delay = min(2 * delay, POLL_MAX)
             else:
                 delay = POLL_FIRST
-        if held:
-            if len(held) == len(asked) and len(held) >= min(SAME_REFUSAL_MIN, len(set(keys))):
-                reason = str(held[0][1].error).removeprefix("refused for this row: ")
-                raise ServerRefusesAll(
-                    f"{desc}: all {len(held)} requests to {backend.spec} were refused alike ({reason}); nothing was "
-                    "recorded as a row error: check the model name, the server address and the generation settings")
-            for key, refused in held:
-                cache.put_error(key, identity, refused)
-    if failures:
-        raise RunIncomplete(
-            f"{desc}: {len(failures)} of {len(asked)} requests to {backend.spec} failed (first: {failures[0]}); "
-            "the others are cached: run the same command again to retry"
-        )
+        outcomes.settle_held(desc, len(asked), len(set(keys)))
+    outcomes.check_failures(desc, len(asked))
     sent = set(asked)
     hits = [k not in sent for k in keys]
     return StageResult([found[k] for k in keys], hits, backend.calls - calls_before)
+
+
+class _Outcomes:
+    """What a stage does with each outcome, the same for :func:`complete` and a streamed stage: answers
+    and per-row errors stored as they arrive, refusals held back while they may be the server's doing,
+    passing failures counted for :class:`RunIncomplete`. ``found`` maps keys to outcomes."""
+
+    def __init__(self, backend: Backend, cache: ResponseCache, identity: dict, found: dict[str, Generation]) -> None:
+        self.backend, self.cache, self.identity, self.found = backend, cache, identity, found
+        self.failures: list[str] = []
+        self.holder: object | None = None  # the stage's claim holder, once it has one
+        # refusals held back while every request so far was refused alike by a backend that never answered
+        self.held: list[tuple[str, Generation]] | None = None if _has_answered(backend) else []
+
+    def record(self, key: str, generation: Generation) -> bool:
+        """Store one outcome of a request this stage sent; True when it is the prompt's outcome (not a
+        passing failure left for a rerun)."""
+        if self.held is not None and not _same_refusal(generation, self.held):
+            for earlier, refused in self.held:  # the refusals were the rows' own after all
+                self.cache.put_error(earlier, self.identity, refused)
+            self.held = None
+        if generation.error is None:
+            self.cache.put(key, self.identity, generation)
+            self.found[key] = generation
+            _mark_answered(self.backend)
+            return True
+        if generation.permanent:
+            if self.held is not None:
+                self.held.append((key, generation))
+            else:
+                self.cache.put_error(key, self.identity, generation)
+            self.found[key] = generation
+            return True
+        self.failures.append(str(generation.error))
+        if self.holder is not None:  # not answered: another process may ask it now
+            self.holder.release([key])  # type: ignore[attr-defined]
+        return False
+
+    def look(self, keys: Sequence[str], errors_since: float) -> dict[str, Generation]:
+        """The outcomes other processes have stored for ``keys`` (answers, and per-row errors since ``errors_since``)."""
+        if not keys:
+            return {}
+        arrived = self.cache.get_many(keys)
+        arrived.update(self.cache.get_errors([k for k in keys if k not in arrived], since=errors_since))
+        for key, generation in arrived.items():
+            self.found[key] = generation
+            if generation.error is None:
+                _mark_answered(self.backend)
+        return arrived
+
+    def settle_held(self, desc: str, asked: int, unique: int) -> None:
+        """At the stage's end: refusals still held are the server's (:class:`ServerRefusesAll`) or the rows'."""
+        if self.held:
+            if len(self.held) == asked and len(self.held) >= min(SAME_REFUSAL_MIN, unique):
+                reason = str(self.held[0][1].error).removeprefix("refused for this row: ")
+                raise ServerRefusesAll(
+                    f"{desc}: all {len(self.held)} requests to {self.backend.spec} were refused alike ({reason}); nothing "
+                    "was recorded as a row error: check the model name, the server address and the generation settings")
+            for key, refused in self.held:
+                self.cache.put_error(key, self.identity, refused)
+
+    def check_failures(self, desc: str, asked: int) -> None:
+        if self.failures:
+            raise RunIncomplete(
+                f"{desc}: {len(self.failures)} of {asked} requests to {self.backend.spec} failed (first: "
+                f"{self.failures[0]}); the others are cached: run the same command again to retry"
+            )
+
+
+@dataclass(frozen=True)
+class Follow:
+    """A stage that :func:`pipeline` feeds from the first stage's arrivals: its backend, parameters and label."""
+
+    backend: Backend
+    params: GenerationParams
+    desc: str
+
+
+def pipelines(backend: Backend) -> bool:
+    """Whether a stage on ``backend`` may run beside another stage (:func:`pipeline`): a backend behind a
+    server, or one in this process that holds no model weights (``holds_weights`` False). A local model
+    (``hf:``) is not: one local model at a time, the earlier stage's freed before it loads."""
+    return not getattr(backend, "holds_weights", False)
+
+
+def pipeline(
+    backend: Backend,
+    prompts: Sequence[Messages],
+    params: GenerationParams,
+    cache: ResponseCache,
+    *,
+    follow: Callable[[int, Generation], Messages | None],
+    then: Sequence[Follow],
+    desc: str,
+    progress: bool = True,
+    retry_errors: bool = False,
+    claim: bool = True,
+    bound: int | None = None,
+) -> tuple[StageResult, list[tuple[list[int], StageResult]]]:
+    """Run a stage and, beside it, the stages ``then`` on its results as they arrive: a judge starts on a
+    row as soon as that row's answer is stored, instead of after the whole first stage.
+
+    ``follow(index, generation)`` makes the next stages' prompt for prompt ``index`` of the first stage
+    (None: nothing to ask for it, e.g. a failed generation). Each following stage runs in its own thread
+    with its own connection to the cache file and keeps every guarantee of :func:`complete`: identical
+    prompts asked once, each outcome stored as it arrives, per-row errors, claims, :class:`ServerRefusesAll`
+    and :class:`RunIncomplete`. Its backend is preflighted with the first stage (or, when the first stage
+    has nothing to ask, before its own first request). At most ``bound`` prompts (default: twice the
+    backend's concurrency, at least 64) wait unanswered per following stage: when a judge falls behind,
+    the first stage waits for it. Every backend must :func:`pipelines`.
+
+    When the first stage fails (:class:`RunIncomplete`, say), the following stages still finish what
+    arrived, so a rerun asks only what is missing, then the first stage's error is raised; when a
+    following stage fails, the first stops and that error is raised.
+
+    Returns the first stage's result and, per following stage, the indices of the prompts it was given
+    (in arrival order) with its result for them, in that order.
+    """
+    for other in [backend, *(f.backend for f in then)]:
+        if not pipelines(other):
+            raise ValueError(f"{other.spec} holds a local model: run its stage on its own (stage.complete)")
+    streams = [_Stream(f, cache.path, bound=bound, progress=progress, retry_errors=retry_errors, claim=claim)
+               for f in then]
+    for stream in streams:
+        stream.start()
+
+    def arrived(index: int, generation: Generation) -> None:
+        prompt = follow(index, generation)
+        for stream in streams:
+            if stream.error is not None:
+                raise _Stopped()
+            if prompt is not None:
+                stream.feed(index, prompt)
+
+    first_error: BaseException | None = None
+    try:
+        first = complete(backend, prompts, params, cache, desc=desc, progress=progress, retry_errors=retry_errors,
+                         preflight_also=[f.backend for f in then], claim=claim, on_result=arrived)
+    except _Stopped:
+        first = None
+    except ConvbenchError as err:  # the first stage's own failure: let the others finish what arrived
+        first, first_error = None, err
+    except BaseException:  # Ctrl-C and the like: stop everything now
+        for stream in streams:
+            stream.abort()
+        raise
+    for stream in streams:
+        stream.end()
+    for stream in streams:
+        stream.join()
+    if first_error is not None:
+        raise first_error
+    for stream in streams:
+        if stream.error is not None:
+            raise stream.error
+    assert first is not None
+    return first, [(s.rows, s.result) for s in streams]  # type: ignore[misc]
+
+
+class _Stopped(Exception):
+    """Raised into the first stage of a pipeline when a following stage has failed."""
+
+
+class _Stream:
+    """A stage whose prompts arrive one by one (fed from another thread), run in a thread of its own."""
+
+    def __init__(self, follow: Follow, cache_path: object, *, bound: int | None, progress: bool,
+                 retry_errors: bool, claim: bool) -> None:
+        import queue
+        import threading
+
+        self.follow, self.cache_path = follow, cache_path
+        self.progress, self.retry_errors, self.claim = progress, retry_errors, claim
+        self.workers = max(1, int(getattr(follow.backend, "concurrency", 1) or 1))
+        self.slots = threading.Semaphore(bound if bound is not None else max(64, 2 * self.workers))
+        self.inbox: queue.Queue[tuple] = queue.Queue()  # prompts (from the feeder), results (from the workers), end
+        self.rows: list[int] = []
+        self.result: StageResult | None = None
+        self.error: BaseException | None = None
+        self._stop = threading.Event()
+        self._thread = threading.Thread(target=self._main, daemon=True, name="convbench-stage")
+
+    def start(self) -> None:
+        self._thread.start()
+
+    def feed(self, index: int, prompt: Messages) -> None:
+        """Hand over one prompt; waits while ``bound`` prompts are already waiting for answers."""
+        while not self.slots.acquire(timeout=0.1):
+            if self.error is not None:
+                raise _Stopped()
+        self.inbox.put(("prompt", index, prompt))
+
+    def end(self) -> None:
+        self.inbox.put(("end",))
+
+    def abort(self) -> None:
+        self._stop.set()
+        self.inbox.put(("end",))
+
+    def join(self) -> None:
+        self._thread.join()
+
+    def _main(self) -> None:
+        try:
+            with ResponseCache(self.cache_path) as cache:  # type: ignore[arg-type]
+                self.result = self._run(cache)
+        except BaseException as err:  # handed to the pipeline's thread
+            self.error = err
+            self._stop.set()
+
+    def _run(self, cache: ResponseCache) -> StageResult:
+        import queue
+        import threading
+
+        from tqdm.auto import tqdm
+
+        backend, params = self.follow.backend, self.follow.params
+        identity = backend.identity()
+        keys: list[str] = []
+        first_prompt: dict[str, Messages] = {}
+        found: dict[str, Generation] = {}
+        outcomes = _Outcomes(backend, cache, identity, found)
+        jobs: queue.Queue[str | None] = queue.Queue()
+        started: list[threading.Thread] = []
+        asked: list[str] = []
+        waiting: list[str] = []
+        in_flight, ended, checked = 0, False, False
+        errors_since = time.time() if self.retry_errors else 0.0
+        holder = cache.hold(errors_since=errors_since) if self.claim else None
+        outcomes.holder = holder
+        calls_before = backend.calls
+
+        def work() -> None:
+            while True:
+                key = jobs.get()
+                if key is None or self._stop.is_set():
+                    return
+                try:
+                    for _, generation in backend.generate([first_prompt[key]], params):
+                        self.inbox.put(("result", key, generation))
+                except BaseException as err:
+                    self.inbox.put(("result", key, err))
+
+        def send(mine: list[str]) -> None:
+            nonlocal in_flight
+            for key in mine:
+                jobs.put(key)
+            asked.extend(mine)
+            in_flight += len(mine)
+            while len(started) < min(self.workers, len(asked)):
+                started.append(threading.Thread(target=work, daemon=True, name="convbench-stage-worker"))
+                started[-1].start()
+
+        delay, next_look = POLL_FIRST, 0.0
+        try:
+            with tqdm(total=None, desc=self.follow.desc, unit="prompt", disable=not self.progress) as bar, \
+                    holder or _NoClaims():
+                while not (ended and in_flight == 0 and not waiting):
+                    timeout = max(0.0, next_look - time.monotonic()) if waiting else None
+                    try:
+                        items = [self.inbox.get(timeout=timeout)]
+                    except queue.Empty:
+                        items = []
+                    while True:
+                        try:
+                            items.append(self.inbox.get_nowait())
+                        except queue.Empty:
+                            break
+                    if self._stop.is_set():
+                        raise _Stopped()
+                    new: list[str] = []
+                    for item in items:
+                        if item[0] == "end":
+                            ended = True
+                        elif item[0] == "prompt":
+                            _, index, prompt = item
+                            key = cache_key(identity, prompt, params.to_dict())
+                            keys.append(key)
+                            self.rows.append(index)
+                            if key in first_prompt:  # asked (or being asked) already: no new work
+                                self.slots.release()
+                            else:
+                                first_prompt[key] = prompt
+                                new.append(key)
+                        else:
+                            _, key, outcome = item
+                            if isinstance(outcome, BaseException):
+                                raise outcome
+                            in_flight -= 1
+                            outcomes.record(key, outcome)
+                            self.slots.release()
+                            bar.update(1)
+                    if new:
+                        cached = cache.get_many(new)
+                        if not self.retry_errors:
+                            cached.update(cache.get_errors(k for k in new if k not in cached))
+                        found.update(cached)
+                        if any(g.error is None for g in cached.values()):
+                            _mark_answered(backend)
+                        for _ in cached:
+                            self.slots.release()
+                        bar.update(len(cached))
+                        todo = [k for k in new if k not in cached]
+                        if todo and not checked:
+                            preflight([backend])  # once per backend: a no-op when checked with the first stage
+                            checked = True
+                        if todo:
+                            mine = holder.take(todo) if holder is not None else todo
+                            send(mine)
+                            taken = set(mine)
+                            waiting += [k for k in todo if k not in taken]
+                    if waiting and time.monotonic() >= next_look:
+                        mine = holder.take(waiting) if holder is not None else waiting
+                        send(mine)
+                        taken = set(mine)
+                        rest = [k for k in waiting if k not in taken]
+                        arrived = outcomes.look(rest, errors_since)
+                        for _ in arrived:
+                            self.slots.release()
+                        bar.update(len(arrived))
+                        waiting = [k for k in rest if k not in arrived]
+                        delay = POLL_FIRST if (mine or arrived) else min(2 * delay, POLL_MAX)
+                        next_look = time.monotonic() + delay
+                outcomes.settle_held(self.follow.desc, len(asked), len(set(keys)))
+        finally:
+            self._stop.set()
+            for _ in started:
+                jobs.put(None)
+        outcomes.check_failures(self.follow.desc, len(asked))
+        sent = set(asked)
+        return StageResult([found[k] for k in keys], [k not in sent for k in keys], backend.calls - calls_before)
 
 
 class _NoClaims:

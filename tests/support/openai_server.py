@@ -60,6 +60,7 @@ class ServerState:
     hold: threading.Event | None = None
     gets: int = 0  # GET /models requests (preflights)
     requests: list[tuple[str, str]] = field(default_factory=list)  # (model, body sha)
+    arrived: list[float] = field(default_factory=list)  # time.monotonic() of each chat request (parallel to requests)
     authorizations: list[str] = field(default_factory=list)
     seen: set[str] = field(default_factory=set)
     lock: threading.Lock = field(default_factory=threading.Lock)
@@ -108,6 +109,7 @@ def _handler(state: ServerState) -> type[http.server.BaseHTTPRequestHandler]:
             sha = hashlib.sha256(body).hexdigest()
             with state.lock:
                 state.requests.append((model, sha))
+                state.arrived.append(time.monotonic())
                 state.authorizations.append(self.headers.get("Authorization", ""))
                 first = sha not in state.seen
                 state.seen.add(sha)

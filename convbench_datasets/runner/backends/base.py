@@ -62,6 +62,9 @@ class Backend(ABC):
     kind: str = ""
     model: str = ""
     calls: int = 0  # model calls made (not counting retries), for tests and run statistics
+    # True for a model loaded into this process (hf): its stage runs alone, and it is freed before the next
+    # local model loads; False (servers, baselines, stubs) lets stages run side by side (stage.pipeline)
+    holds_weights: bool = False
 
     @property
     def spec(self) -> str:

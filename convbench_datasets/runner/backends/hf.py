@@ -70,6 +70,7 @@ class PresencePenalty:
 
 class HFBackend(Backend):
     kind = "hf"
+    holds_weights = True
 
     def __init__(self, model: str, *, device: str = "auto", dtype: str = "auto", batch_size: int = 8) -> None:
         try:
