@@ -65,9 +65,11 @@ def transcripts(sources_dir: str | None) -> list[tuple[list[str], bool, re.Patte
     with zipfile.ZipFile(io.BytesIO(archive.read_bytes())) as z:
         debates = json.loads(z.read(pins()["iq2"]["member"]))
     headers = read_yaml("convbench_datasets.cocoeval", "iq2_page_headers.yaml")
+    inline = read_yaml("convbench_datasets.cocoeval", "iq2_inline_speakers.yaml")
     for key in sorted(debates):
         texts = [text for turn in debates[key]["transcript"] if turn["segment"] == 1
-                 for _, text in cleaning.split_inline_speakers(turn["speaker"], turn["paragraphs"], Counter())]
+                 for _, text in cleaning.split_inline_speakers(turn["speaker"], turn["paragraphs"], Counter(),
+                                                               inline.get(key))]
         meetings.append((texts, False, cleaning.page_header_pattern(headers.get(key, []))))
     return meetings
 

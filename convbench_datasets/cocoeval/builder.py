@@ -61,16 +61,23 @@ def build(sources_dir: str | os.PathLike[str] | None = None, progress: bool = Tr
     conversations["iq2"] = read_iq2(sources_dir, counts, progress)
     for source, path in tcr.items():
         conversations[source] = read_tcr(source, path, counts)
-    if cleaner is not None:
-        stages.append(clean_transcripts([c for s in CLEANED_SOURCES for c in conversations[s]], cleaner,
-                                        cleaner_options or {}, cache, progress))
-    configs = []
-    windows: list[tuple[dict[str, Any], dict[str, Any], int]] = []  # (row, conversation, start) for the model stages
+    picked: dict[str, tuple[list[tuple[dict[str, Any], int]], list[tuple[dict[str, Any], int]]]] = {}
     for source, items in conversations.items():
-        evaluation, training = select_windows(items, source)
+        evaluation, training = picked[source] = select_windows(items, source)
         if len(evaluation) < EVAL_PER_SOURCE:
             raise BuildError(f"{source}: only {len(evaluation)} non-overlapping windows of {2 * WINDOW} turns, "
                              f"{EVAL_PER_SOURCE} needed")
+    if cleaner is not None:  # after the windows (the cleaner keeps turn counts): no piece spans a reference start
+        cleaned = [c for s in CLEANED_SOURCES for c in conversations[s]]
+        starts: dict[int, list[int]] = {}
+        for source in CLEANED_SOURCES:
+            for c, s in (*picked[source][0], *picked[source][1]):
+                starts.setdefault(id(c), []).append(s)
+        stages.append(clean_transcripts(cleaned, cleaner, cleaner_options or {}, cache, progress,
+                                        cuts=[starts.get(id(c), []) for c in cleaned]))
+    configs = []
+    windows: list[tuple[dict[str, Any], dict[str, Any], int]] = []  # (row, conversation, start) for the model stages
+    for source, (evaluation, training) in picked.items():
         splits = {"test": [instance(c, s) for c, s in evaluation], "train": [instance(c, s) for c, s in training]}
         windows += [(row, c, s) for split, chosen in (("test", evaluation), ("train", training))
                     for row, (c, s) in zip(splits[split], chosen)]

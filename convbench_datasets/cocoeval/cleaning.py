@@ -22,7 +22,8 @@ Turn rules (``clean_turns``): ``speaker_aliases`` (labels renamed, per meeting: 
 label of the meeting plus trailing parentheses, "Hon. Bill Blair (Minister of Public Safety...)", takes the
 shorter one, "Hon. Bill Blair"); ``empty_turns`` (a turn left with no letter or digit is dropped);
 ``merged_turns`` (two turns of one speaker that only dropped turns separated become one, joined by a
-space; turns the source itself has back to back stay apart). IQ2 alone: ``speaker_labels`` (``split_inline_speakers``).
+space; turns the source itself has back to back stay apart). IQ2 alone: ``speaker_labels`` (``split_inline_speakers``:
+"AUDIENCE MEMBER" anywhere, and the labels ``iq2_inline_speakers.yaml`` lists per debate).
 
 Speed: rules 6-8 run once over all of a call's turns joined by newlines, with plain string search where a
 regex would try a match at every space; ``benchmarks/cocoeval_cleaning_speed.py`` checks the output
@@ -40,7 +41,8 @@ from __future__ import annotations
 
 import re
 from collections import Counter
-from collections.abc import Iterable, Sequence
+from collections.abc import Iterable, Mapping, Sequence
+from functools import lru_cache
 from typing import Any
 
 RULES = ("speaker_labels", "markers", "unintelligible", "stage_directions", "page_headers", "whitespace",
@@ -81,13 +83,16 @@ def page_header_pattern(headers: Sequence[str]) -> re.Pattern[str] | None:
     return re.compile(f"(?<![\"“])(?:{alternatives})(?![.,;:?!\"”])")
 
 
-def split_inline_speakers(speaker: str, paragraphs: Sequence[str], counts: Counter) -> list[tuple[str, str]]:
+def split_inline_speakers(speaker: str, paragraphs: Sequence[str], counts: Counter,
+                          labels: Mapping[str, str] | None = None) -> list[tuple[str, str]]:
     """One IQ2 turn as ``(speaker, text)`` pieces, split where the transcript names another speaker inline.
 
     IQ2 keeps some audience questions inside the moderator's turn: "... please. AUDIENCE MEMBER (male)
-    Just very briefly, I have—". The label's speaker has the rest of that paragraph; the next paragraph is
-    the turn's speaker again. Labels become IQ2's own names ("Male Audience Member"); paragraphs of one
-    speaker are joined by a space. A named speaker's piece stays even with no words (IQ2 also has empty
+    Just very briefly, I have—", and once a debater's reply inside another's turn: "... that proposition.
+    CHRIS COX Actually, I agree—" (such labels are listed per debate in ``iq2_inline_speakers.yaml`` and
+    given as ``labels``: label as written -> speaker). The label's speaker has the rest of that paragraph;
+    the next paragraph is the turn's speaker again. Audience labels become IQ2's own names ("Male Audience
+    Member"); paragraphs of one speaker are joined by a space. A named speaker's piece stays even with no words (IQ2 also has empty
     interjection turns): ``clean_turns`` drops it, counted, and merges what it separated; so does a turn
     with no text at all, which comes back as one empty piece.
     """
@@ -102,15 +107,29 @@ def split_inline_speakers(speaker: str, paragraphs: Sequence[str], counts: Count
         else:
             pieces.append((who, text))
 
+    listed = labels or {}
+    pattern = _inline_pattern(tuple(listed))
     for paragraph in paragraphs:
         who, start, named = speaker, 0, False
-        for label in _INLINE_SPEAKER.finditer(paragraph):
+        for label in pattern.finditer(paragraph):
             counts["speaker_labels"] += 1
             add(who, paragraph[start : label.start()], named)
-            who = f"{label.group(1).capitalize()} Audience Member" if label.group(1) else "Audience Member"
+            if label.group(0) in listed:
+                who = listed[label.group(0)]
+            else:
+                who = f"{label.group(1).capitalize()} Audience Member" if label.group(1) else "Audience Member"
             start, named = label.end(), True
         add(who, paragraph[start:], named)
     return pieces or [(speaker, "")]
+
+
+@lru_cache(maxsize=64)
+def _inline_pattern(labels: tuple[str, ...]) -> re.Pattern[str]:
+    """``_INLINE_SPEAKER`` or one of ``labels`` as written (whole words, the longest first)."""
+    if not labels:
+        return _INLINE_SPEAKER
+    listed = "|".join(re.escape(label) for label in sorted(labels, key=len, reverse=True))
+    return re.compile(rf"{_INLINE_SPEAKER.pattern}|(?<!\w)(?:{listed})(?!\w)")
 
 
 def clean_text(text: str, counts: Counter, *, tokenised: bool = False,

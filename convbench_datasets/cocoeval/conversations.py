@@ -82,13 +82,14 @@ def read_iq2(sources_dir: Any, counts: Counter, progress: bool = True) -> list[d
     random.Random(f"{MATERIAL_SEED}:iq2").shuffle(ids)
     test_ids = set(ids[: round(len(ids) * IQ2_TEST_SHARE)])
     headers = read_yaml(__package__, "iq2_page_headers.yaml")
+    inline = read_yaml(__package__, "iq2_inline_speakers.yaml")
     conversations = []
     for key in sorted(debates):
         debate = debates[key]
         try:  # paragraphs joined, split where the text names another speaker (the pieces share a position)
             raw = [{"speaker": who, "utterance": text, "position": i}
                    for i, t in enumerate(t for t in debate["transcript"] if t["segment"] == 1)
-                   for who, text in split_inline_speakers(t["speaker"], t["paragraphs"], counts)]
+                   for who, text in split_inline_speakers(t["speaker"], t["paragraphs"], counts, inline.get(key))]
             sides = [f"{p['name']} (for the motion)" for p in debate["speakers"]["for"]]
             sides += [f"{p['name']} (against the motion)" for p in debate["speakers"]["against"]]
             sides.append(f"{debate['speakers']['moderator']['name']} (moderator)")

@@ -2,13 +2,18 @@
 
 Each runs through :func:`.model_stage.run_stage` (cached, resumable, an unusable answer retried once,
 then the rule-made value kept and counted) and returns the :class:`.model_stage.StageRecord` the card
-shows. None reads past the history window of a row: no stage can leak the reference.
+shows. No stage shows a model a row's reference together with anything that row's prompts hold: the
+summarizer and the metadata model read only turns before the reference, and the cleaner never sees a
+turn before a reference start in the same prompt as one at or after it.
 
 - **cleaner** (``--cleaner``): as the paper, for QMSum Product and Academic only. Each meeting's
   rule-cleaned turns go to the model ``CLEAN_TURNS_PER_CALL`` at a time as numbered
   ``N. Speaker: utterance`` lines; the answer must give back exactly those numbers and speakers, one line
-  each, so that every cleaned text maps to its turn. Turns are never added, dropped or merged: windows
-  are drawn from the same turn counts with or without the cleaner.
+  each, so that every cleaned text maps to its turn. Turns are never added, dropped or merged, so the
+  windows are drawn first (from the same turn counts with or without the cleaner) and each meeting is cut
+  at every window's reference start (``cuts``) before the ``CLEAN_TURNS_PER_CALL`` pieces are laid from
+  each cut: the history, the summary's turns and the metadata model's turns are cleaned without the
+  reference that follows them.
 - **summarizer** (``--summarizer``): the summary of the (at most ``ABSTRACTIVE_MAX_TURNS``) turns before
   the history window.
 - **metadata model** (``--metadata-model``): for every source, the setting, a role for each speaker and
@@ -20,7 +25,7 @@ shows. None reads past the history window of a row: no stage can leak the refere
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping, Sequence
+from collections.abc import Collection, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 from .instances import ABSTRACTIVE_MAX_TURNS
@@ -40,10 +45,12 @@ _FENCE = "```"
 
 
 def clean_transcripts(conversations: Sequence[dict[str, Any]], model: str | Backend,
-                      options: Mapping[str, Any], cache: Any = None, progress: bool = True) -> StageRecord:
-    """Replace the turns' rule-cleaned text by the model's cleaned text, in place."""
-    pieces = [(c, k, c["turns"][k : k + CLEAN_TURNS_PER_CALL])
-              for c in conversations for k in range(0, len(c["turns"]), CLEAN_TURNS_PER_CALL)]
+                      options: Mapping[str, Any], cache: Any = None, progress: bool = True,
+                      cuts: Sequence[Collection[int]] | None = None) -> StageRecord:
+    """Replace the turns' rule-cleaned text by the model's cleaned text, in place. ``cuts``: per
+    conversation, the turn indices where a piece must begin (its windows' reference starts)."""
+    pieces = [(c, k, c["turns"][k:end]) for c, at in zip(conversations, cuts or [()] * len(conversations))
+              for k, end in piece_spans(len(c["turns"]), at)]
     fields = [{"setting": c["setting"], "count": len(turns),
                "turns": "\n".join(f"{n}. {t['speaker']}: {t['utterance']}" for n, t in enumerate(turns, start=1))}
               for c, _, turns in pieces]
@@ -61,8 +68,22 @@ def clean_transcripts(conversations: Sequence[dict[str, Any]], model: str | Back
             conversation["turns"][k + j] = {**turn, "utterance": text}
     total = sum(len(turns) for _, _, turns in pieces)
     record.notes = (f"{rewritten} of {total} turns of {len(conversations)} meetings ({', '.join(CLEANED_SOURCES)}) "
-                    f"rewritten, {kept} kept rule-cleaned; {CLEAN_TURNS_PER_CALL} turns per prompt")
+                    f"rewritten, {kept} kept rule-cleaned; at most {CLEAN_TURNS_PER_CALL} turns per prompt"
+                    + (", pieces cut at every window's reference start" if cuts is not None else ""))
     return record
+
+
+def piece_spans(length: int, cuts: Collection[int] = ()) -> list[tuple[int, int]]:
+    """The cleaner's pieces of a ``length``-turn meeting as (start, end) turn indices: from 0 and from
+    each cut, ``CLEAN_TURNS_PER_CALL`` turns at most, never past the next cut, so that no piece holds
+    turns on both sides of a cut.
+
+    >>> piece_spans(130, [30, 90])  # with 50 turns per piece
+    [(0, 30), (30, 80), (80, 90), (90, 130)]
+    """
+    bounds = sorted({0, length, *(k for k in cuts if 0 < k < length)})
+    return [(k, min(k + CLEAN_TURNS_PER_CALL, b)) for a, b in zip(bounds, bounds[1:])
+            for k in range(a, b, CLEAN_TURNS_PER_CALL)]
 
 
 def parse_cleaned(text: str, speakers_in_order: Sequence[str]) -> tuple[list[str] | None, str | None]:

@@ -3,9 +3,10 @@
 A stage fills its prompt template (``templates/build_stages.yaml``) once per item and has the runner
 answer every prompt (:func:`convbench_datasets.runner.stage.complete`: each answer cached as it arrives,
 so an interrupted build resumes and a rebuild with the same model makes no calls). Each answer is then
-parsed by the stage; an unusable one (or one cut at the token limit) is asked once more, with the
-model's answer and the problem shown, and if it is still unusable the item keeps its rule-made value
-and the failure is counted and named in the card. A per-item model error (the server refused the
+parsed by the stage; an unusable one (or one cut at the token limit: never kept, however it parses)
+is asked once more, with the model's answer and the problem shown and twice the token limit (the
+runner's ``CUT_RETRY_FACTOR``, as for a cut simulation reply), and if it is still unusable the item
+keeps its rule-made value and the failure is counted and named in the card. A per-item model error (the server refused the
 prompt) is not bad output but a hole: the build stops, naming the item, and is rerun once it is fixed.
 """
 
@@ -59,6 +60,7 @@ def run_stage(stage: str, model: str | Backend, options: Mapping[str, Any], fiel
     """
     from ..runner.backends import GenerationParams, backend_from_spec
     from ..runner.cache import ResponseCache
+    from ..runner.cocoeval_run import CUT_RETRY_FACTOR
     from ..runner.stage import complete
 
     texts = stage_templates(stage)
@@ -77,10 +79,12 @@ def run_stage(stage: str, model: str | Backend, options: Mapping[str, Any], fiel
             repairs = [[*prompts[i], {"role": "assistant", "content": first.generations[i].text},
                         {"role": "user", "content": Template(texts["repair"]).substitute(fields[i], problem=problems[i])}]
                        for i in again]
-            second = complete(backend, repairs, params, store, desc=f"{name} (retry)", progress=progress,
+            # twice the room: a greedy answer cut at the limit would be cut there again
+            larger = GenerationParams(max_new_tokens=CUT_RETRY_FACTOR * max_new_tokens)
+            second = complete(backend, repairs, larger, store, desc=f"{name} (retry)", progress=progress,
                               retry_errors=True)
             _stop_on_errors(second.generations, again, labels, name, backend.spec, what)
-            retried, still = _parse_all(second.generations, again, parse, max_new_tokens)
+            retried, still = _parse_all(second.generations, again, parse, larger.max_new_tokens)
             for i, value, problem in zip(again, retried, still):
                 values[i], problems[i] = value, problem
                 record.repaired += problem is None

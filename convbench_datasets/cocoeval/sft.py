@@ -36,7 +36,7 @@ from typing import Any
 from .._version import __version__
 from ..errors import BuildError, ConvbenchError
 from .instances import WINDOW
-from .simulation import PROMPT_STYLES, _lines, simulation_prompt, speakers, templates
+from .simulation import PROMPT_STYLES, _lines, _name_forms, _opening_name, simulation_prompt, speakers, templates
 from .taxonomy import Behaviour, load_taxonomy
 
 KIND = "cocoeval-sft"
@@ -131,12 +131,15 @@ def write_sft(path: str | os.PathLike[str], examples: Sequence[Mapping[str, Any]
 
 def unlisted_speakers(rows: Sequence[Mapping[str, Any]], turns_per_call: int, seed: int = 0) -> list[str]:
     """Ids of the rows whose target names a speaker the prompt does not list (neither in the history nor
-    among the participants): real data, kept, but a simulator is asked never to do that, so counted."""
+    among the participants): real data, kept, but a simulator is asked never to do that, so counted.
+    A speaker is listed when the runner's parser reads a line opening ``Speaker:`` as a participant's
+    (the same name forms: "Mr. Tony Van Bynen (NewmarketAurora, Lib.)" for the participant so written)."""
     found = []
     for row in rows:
         start = start_turn(row["id"], turns_per_call, seed)
-        allowed = set(speakers(row))
-        if any(t["speaker"] not in allowed for t in row["reference"][start : start + turns_per_call]):
+        forms = _name_forms(speakers(row))
+        if any(_opening_name(f"{t['speaker']}: x", forms)[0] is None
+               for t in row["reference"][start : start + turns_per_call]):
             found.append(row["id"])
     return found
 

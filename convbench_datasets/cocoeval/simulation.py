@@ -196,11 +196,24 @@ def judge_prompt(kind: str, instance: Mapping[str, Any], continuation: Sequence[
     text = Template(spec[kind]).substitute(_context(instance), history=_lines(instance["history"]), continuation=numbered,
                                            count=len(continuation), behaviours=_behaviour_lines(taxonomy),
                                            rubric=_rubric_text(scored),
-                                           answer_format=json.dumps({scale: "N" for scale in scored}).replace('"N"', "N"))
+                                           answer_format=json.dumps({scale: "N" for scale in scored}).replace('"N"', "N"),
+                                           example=behaviours_example(taxonomy, len(continuation)))
     messages = [{"role": "user", "content": text}]
     if problem:
         messages.append({"role": "user", "content": Template(spec["repair"]).substitute(problem=problem)})
     return messages
+
+
+def behaviours_example(taxonomy: Sequence[Behaviour], turns: int) -> str:
+    """The behaviours judge's example answer, in the taxonomy's own names (a judge that copies it names
+    no unknown type): its first type at turns 3 and 17 (those within 1..``turns``), its second at none.
+
+    >>> from .taxonomy import load_taxonomy
+    >>> behaviours_example(load_taxonomy(), 30)
+    '{"Repetition": [3, 17], "Redundant Information": []}'
+    """
+    first = [n for n in (3, 17) if n <= turns] or [1]
+    return json.dumps(dict(zip((b.name for b in taxonomy), (first, []))), ensure_ascii=False)
 
 
 def _json_object(text: str) -> tuple[dict[str, Any] | None, str | None]:

@@ -122,6 +122,35 @@ def test_iq2_page_headers_are_cut_and_hidden_speaker_changes_split() -> None:
     assert +counts == Counter({"speaker_labels": 2, "page_headers": 1, "whitespace": 1})
 
 
+def _iq2_discussion(sources: Path, key: str) -> list[dict]:
+    """The discussion-segment turns of one debate of the IQ2 release, as released."""
+    from convbench_datasets.cocoeval.conversations import _zip_member, iq2_source, pins
+
+    spec = pins()["iq2"]
+    debates = _zip_member(fetch(iq2_source(), sources_dir=sources, progress=False), spec["member"], spec["max_member_bytes"])
+    return [t for t in debates[key]["transcript"] if t["segment"] == 1]
+
+
+def test_a_listed_inline_debater_label_is_split(qmsum_iq2_sources: Path) -> None:
+    # mexico drug war (120109), discussion turns 54-56 as released: Chris W. Cox's reply begins inside
+    # Jeffrey A. Miron's turn after "CHRIS COX" (listed in iq2_inline_speakers.yaml)
+    key = "mexico%20drug%20war%20120109"
+    turns = _iq2_discussion(qmsum_iq2_sources, key)[54:57]
+    assert [t["speaker"] for t in turns] == ["Jeffrey A. Miron", "John Donvan", "Chris W. Cox"]
+    labels = read_yaml("convbench_datasets.cocoeval", "iq2_inline_speakers.yaml")[key]
+    assert labels == {"CHRIS COX": "Chris W. Cox"}
+    counts: Counter = Counter()
+    pieces = [piece for t in turns for piece in split_inline_speakers(t["speaker"], t["paragraphs"], counts, labels)]
+    assert [who for who, _ in pieces] == ["Jeffrey A. Miron", "Chris W. Cox", "John Donvan", "Chris W. Cox"]
+    assert pieces[0][1].endswith("I hope that my opponent agrees with that proposition.")
+    assert pieces[1:] == [("Chris W. Cox", "Actually, I agree— I agree with quite a bit of Jeff’s arguments, certainly—"),
+                          ("John Donvan", "Chris Cox—"),
+                          ("Chris W. Cox", "—not with regards to guns but I certainly agree with your study—")]
+    assert counts == Counter({"speaker_labels": 1})
+    # without the listing the label stays inside Miron's turn; other debates' text is never cut at it
+    assert len(split_inline_speakers(turns[0]["speaker"], turns[0]["paragraphs"], Counter())) == 1
+
+
 def test_a_header_that_is_also_the_motion_stays_where_it_is_quoted() -> None:
     smart = page_header_pattern(HEADERS["051315%20Smart%20Tech"])
     counts: Counter = Counter()
@@ -163,17 +192,25 @@ def test_speaker_aliases_within_a_meeting() -> None:
     assert counts["speaker_aliases"] == 1 and counts["merged_turns"] == 0  # back to back in the source
 
 
+def test_the_shortest_alias_wins() -> None:
+    # covid_4's chair with a middle form added (no pinned meeting has all three): stripping the innermost
+    # group first reaches "The Chair (Hon. Anthony Rota)", a label; stripping on reaches "The Chair", the
+    # shortest label of the person, which every longer label takes
+    labels = ["The Chair (Hon. Anthony Rota (NipissingTimiskaming, Lib.))", "The Chair (Hon. Anthony Rota)", "The Chair"]
+    assert speaker_aliases(labels) == {labels[0]: "The Chair", labels[1]: "The Chair"}
+
+
 def test_the_mirror_after_every_rule(qmsum_iq2_sources: Path) -> None:
     counts: Counter = Counter()
     debates = read_iq2(qmsum_iq2_sources, counts, progress=False)
     # 440: the headers listed in iq2_page_headers.yaml occur 440 times in the discussion segments
     # (str.count over each debate's paragraphs; none of those is quoted or followed by punctuation);
-    # 24: "AUDIENCE MEMBER" occurs 24 times there (22 in buy-american, one each in Religion-Transcript-020707
-    # and SpreadingDemocracy-091807)
-    assert counts["page_headers"] == 440 and counts["speaker_labels"] == 24
+    # 25: "AUDIENCE MEMBER" occurs 24 times there (22 in buy-american, one each in Religion-Transcript-020707
+    # and SpreadingDemocracy-091807), and the one label iq2_inline_speakers.yaml lists ("CHRIS COX") once
+    assert counts["page_headers"] == 440 and counts["speaker_labels"] == 25
     texts = [t["utterance"] for d in debates for t in d["turns"]]
     assert not [t for t in texts if "Rosenkranz Foundation-Intelligence" in t or "Rosenkranz Foundation - Intelligence" in t]
-    assert not [t for t in texts if "AUDIENCE MEMBER" in t]
+    assert not [t for t in texts if "AUDIENCE MEMBER" in t or "CHRIS COX" in t]
     product = read_qmsum("qmsum_product", qmsum_iq2_sources, counts, progress=False)
     committee = read_qmsum("qmsum_committee", qmsum_iq2_sources, counts, progress=False)
     evaluation, _ = select_windows(product, "qmsum_product")

@@ -40,11 +40,14 @@ class Scripted(Backend):
     def __init__(self, model: str = "scripted", botch: str = "\0", stubborn: str = "\0", refuse: str = "\0") -> None:
         self.model, self.botch, self.stubborn, self.refuse = model, botch, stubborn, refuse
         self.calls = 0
+        self.prompts: list[str] = []  # every first prompt it was sent (retries aside), for the tests to read
 
     def generate(self, prompts: Sequence[list[dict]], params: GenerationParams) -> Iterator[tuple[int, Generation]]:
         for i, messages in enumerate(prompts):
             self.calls += 1
             text, retry = messages[0]["content"], len(messages) > 1
+            if not retry:
+                self.prompts.append(text)
             if self.refuse in text:
                 yield i, Generation("", error="refused for this row: HTTP 400 (content filter)", permanent=True)
             elif "Clean every turn" in text:
@@ -121,7 +124,7 @@ def test_cleaner_maps_turns_back_retries_once_then_keeps_the_rule_text(tmp_path:
     assert (record.asked, record.repaired) == (3, 1)
     assert record.failures == [("qmsum_product meeting ES2002a turns 5-6", "expected 2 lines, one per turn, got 1")]
     assert record.notes == ("1 of 6 turns of 1 meetings (qmsum_product, qmsum_academic) rewritten, 2 kept rule-cleaned; "
-                            "2 turns per prompt")
+                            "at most 2 turns per prompt")
     texts = stage_templates("cleaner")
     sha = hashlib.sha256(json.dumps({"prompt": texts["prompt"], "repair": texts["repair"]}, sort_keys=True).encode()).hexdigest()
     assert card_section([record]).splitlines() == [
@@ -167,6 +170,92 @@ def test_metadata_model_names_every_speaker_and_is_retried_once(tmp_path: Path) 
     assert record.notes == "2 of 2 rows' metadata written, 0 kept rule-made; read the last 200 turns at most, up to the end of the history"
 
 
+class Cut(Backend):
+    """Answers a summary prompt with a parseable text cut at the token limit (``finish_reason`` "length")
+    unless given at least ``room`` tokens; a prompt holding ``long`` is cut at any limit. Records the limits."""
+
+    kind = "stub"
+
+    def __init__(self, room: int) -> None:
+        self.model, self.room, self.limits = "cut", room, []
+
+    def generate(self, prompts: Sequence[list[dict]], params: GenerationParams) -> Iterator[tuple[int, Generation]]:
+        for i, messages in enumerate(prompts):
+            self.limits.append(params.max_new_tokens)
+            if params.max_new_tokens < self.room or "long" in messages[0]["content"]:
+                yield i, Generation(f"A summary that looks whole at {params.max_new_tokens}.", finish_reason="length")
+            else:
+                yield i, Generation("The whole summary.", finish_reason="stop")
+
+
+def test_a_cut_answer_is_never_kept_and_is_retried_at_twice_the_limit(tmp_path: Path) -> None:
+    from convbench_datasets.cocoeval.model_stage import run_stage
+
+    # the first answers (300 tokens) parse but were cut: both are asked again with 600 tokens; the short
+    # one then ends on its own, the long one is cut again and keeps its rule-made value, counted
+    model = Cut(room=600)
+    fields = [{"setting": "a meeting", "history": "Ann: brief"}, {"setting": "a meeting", "history": "Ann: long"}]
+    values, record = run_stage("summarizer", model, {}, fields, ["row a", "row b"],
+                               lambda i, text: (text, None), what="summary", max_new_tokens=300,
+                               cache=tmp_path / "c.sqlite", progress=False)
+    assert values == ["The whole summary.", None]
+    assert model.limits == [300, 300, 600, 600]
+    assert (record.asked, record.repaired) == (2, 1)
+    assert record.failures == [("row b", "the answer was cut at the 600-token limit")]
+
+
+_TAG = re.compile(r"(\w+) (m\d+) t(\d+)")
+SOURCES = ("qmsum_product", "qmsum_academic", "qmsum_committee", "iq2")
+
+
+def _tagged_meetings(source: str, test: int = 26, train: int = 4) -> list[dict]:
+    """Meetings of 130 turns (two 60-turn windows each: 52 test, 8 train) whose every turn says where
+    it is, "uh <source> m<k> t<i>" (the scripted cleaner drops the "uh")."""
+    return [{"id": f"m{k}", "source": source, "material": "test" if k < test else "train", "setting": SETTINGS[source],
+             "participants": ["A", "B", "C"], "roles": ["A", "B", "C"], "topics": [("plan", 0)],
+             "turns": [{"speaker": "ABC"[i % 3], "utterance": f"uh {source} m{k} t{i}", "position": i} for i in range(130)]}
+            for k in range(test + train)]
+
+
+def _turns_read(prompt: str) -> tuple[str, str, list[int]]:
+    """(source, meeting, turn indices) of the tagged turns in a prompt: all of one meeting, consecutive."""
+    tags = _TAG.findall(prompt)
+    assert tags and len({(s, m) for s, m, _ in tags}) == 1, prompt[:200]
+    numbers = [int(i) for _, _, i in tags]
+    assert numbers == list(range(numbers[0], numbers[0] + len(numbers))), prompt[:200]
+    return tags[0][0], tags[0][1], numbers
+
+
+def test_no_model_made_stage_sees_a_rows_reference_with_its_past(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    from convbench_datasets.cocoeval import builder
+
+    meetings = {s: _tagged_meetings(s) for s in SOURCES}
+    monkeypatch.setattr(builder, "read_qmsum", lambda source, *args, **kwargs: meetings[source])
+    monkeypatch.setattr(builder, "read_iq2", lambda *args, **kwargs: meetings["iq2"])
+    models = {"cleaner": Scripted("cleaner"), "metadata_model": Scripted("describer"), "summarizer": Scripted("summarizer")}
+    built = builder.build(progress=False, cache=tmp_path / "c.sqlite", **models)
+    rows = [r for c in built.configs for split in ("test", "train") for r in c.splits[split]]
+    assert len(rows) == 4 * (50 + 8)
+    # cleaner: no prompt holds both a history turn and a reference turn of the same window (the windows
+    # start at 30 + a seeded offset of 0..10, and at 60 more: fixed pieces of 50 from turn 0 would span one)
+    cleaned = [_turns_read(text) for text in models["cleaner"].prompts]
+    assert {s for s, _, _ in cleaned} == {"qmsum_product", "qmsum_academic"}
+    for row in rows:
+        if row["source"] in ("qmsum_product", "qmsum_academic"):
+            start = row["start_turn"]
+            history, reference = set(range(start - 30, start)), set(range(start, start + 30))
+            assert not [n for s, m, n in cleaned if (s, m) == (row["source"], row["conversation_id"])
+                        and history & set(n) and reference & set(n)], row["id"]
+            assert not [t for t in row["history"] + row["reference"] if t["utterance"].startswith("uh ")]  # all cleaned
+    # describer: one prompt per row, ending at its last history turn (no reference utterance in it);
+    # summarizer: one per row with earlier turns, ending before its history
+    starts = sorted((r["source"], r["conversation_id"], r["start_turn"]) for r in rows)
+    described = [_turns_read(text) for text in models["metadata_model"].prompts]
+    assert sorted((s, m, n[-1] + 1) for s, m, n in described) == starts
+    summarised = [_turns_read(text) for text in models["summarizer"].prompts]
+    assert sorted((s, m, n[-1] + 31) for s, m, n in summarised) == [k for k in starts if k[2] > 30]
+
+
 def _rows(folder: Path, config: str, split: str = "test") -> list[dict]:
     import datasets
 
@@ -181,16 +270,22 @@ def test_build_with_every_model_made_stage(qmsum_iq2_sources: Path, tmp_path: Pa
     cache = tmp_path / "responses.sqlite"
     first = build("cocoeval", tmp_path / "one", sources=qmsum_iq2_sources, progress=False, cache=cache, **models).path
     assert all(m.calls > 0 for m in models.values())
-    # expected: each 50-turn piece of the rule-cleaned meetings, cleaned by the scripted rule unless it never maps back
+    cleaned_rows = {s: _rows(first, s) + _rows(first, s, "train") for s in ("qmsum_product", "qmsum_academic")}
+    # expected: the rule-cleaned meetings cut at 0 and at each window's reference start, each stretch in
+    # pieces of at most 50 turns, each piece cleaned by the scripted rule unless it never maps back
     counts: Counter = Counter()
     expected: dict[str, list[str]] = {}
     pieces = repaired = 0
     stubborn: list[str] = []
     for source in ("qmsum_product", "qmsum_academic"):
+        cuts: dict[str, set[int]] = {}
+        for row in cleaned_rows[source]:
+            cuts.setdefault(row["conversation_id"], set()).add(row["start_turn"])
         for meeting in read_qmsum(source, qmsum_iq2_sources, counts, progress=False):
             texts = []
-            for k in range(0, len(meeting["turns"]), 50):
-                said = [t["utterance"] for t in meeting["turns"][k : k + 50]]
+            bounds = sorted({0, len(meeting["turns"]), *cuts.get(meeting["id"], ())})
+            for k, end in [(k, min(k + 50, b)) for a, b in zip(bounds, bounds[1:]) for k in range(a, b, 50)]:
+                said = [t["utterance"] for t in meeting["turns"][k:end]]
                 lines = "\n".join(said)
                 pieces += 1
                 if "I'm not good at golf." in lines:
@@ -200,11 +295,20 @@ def test_build_with_every_model_made_stage(qmsum_iq2_sources: Path, tmp_path: Pa
                 texts += said if "I'm not good at golf." in lines else [scripted_clean(u) for u in said]
             expected[meeting["id"]] = texts
     assert len(stubborn) == 1 and repaired > 0
-    for source in ("qmsum_product", "qmsum_academic"):
-        for row in _rows(first, source) + _rows(first, source, "train"):
+    for source, rows in cleaned_rows.items():
+        for row in rows:
             start = row["start_turn"]
             assert [t["utterance"] for t in row["history"]] == expected[row["conversation_id"]][start - 30 : start]
             assert [t["utterance"] for t in row["reference"]] == expected[row["conversation_id"]][start : start + 30]
+    # the describer's transcript ends exactly at each row's last history turn: no reference turn follows
+    read: dict[str, list[str]] = {}
+    for text in models["metadata_model"].prompts:
+        history = text.split("\n\nDescribe this conversation")[0]
+        read.setdefault(history.rsplit("\n", 1)[-1], []).append(history)
+    all_rows = [r for split in ("test", "train") for r in _rows(first, "all", split)]
+    for row in all_rows:
+        block = "\n".join(f"{t['speaker']}: {t['utterance']}" for t in row["history"])
+        assert any(h.endswith("\n" + block) for h in read.get(block.rsplit("\n", 1)[-1], [])), row["id"]
     committee = _rows(first, "qmsum_committee")
     for row in committee + _rows(first, "iq2"):  # every source gets model metadata
         names = list(dict.fromkeys(t["speaker"] for t in row["history"]))
@@ -213,7 +317,7 @@ def test_build_with_every_model_made_stage(qmsum_iq2_sources: Path, tmp_path: Pa
         assert row["metadata"]["goals"] == [f"agree among {len(row['metadata']['participants'])}"]
     assert any(r["summary_method"].startswith("abstractive: stub:summarizer, from the last ") for r in committee)
     card = (first / "README.md").read_text(encoding="utf-8")
-    total_rows = sum(len(_rows(first, "all", split)) for split in ("test", "train"))
+    total_rows = len(all_rows)
     assert re.search(rf"\| cleaner \| `stub:cleaner` \| .* \| {pieces} \| {repaired} \| 1 \|", card)
     assert re.search(rf"\| metadata model \| `stub:describer` \| .* \| {total_rows} \| 0 \| 0 \|", card)
     assert f"  - kept rule-made: {stubborn[0]}" in card

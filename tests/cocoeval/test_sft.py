@@ -93,6 +93,21 @@ def test_targets_naming_unlisted_speakers_are_kept_and_counted() -> None:
     assert start_turn("tiny/m3/30", 5) == 12 and unlisted_speakers([row], 5) == []
 
 
+def test_a_participant_named_with_a_parenthesis_is_listed() -> None:
+    # QMSum Committee covid_1: participants are the speakers' labels as written there; speakers() strips
+    # the parenthesis, and the runner's parser reads "Mr. Tony Van Bynen (NewmarketAurora, Lib.): ..." as
+    # that participant, so a target where he first speaks in the reference names nobody unlisted
+    van_bynen = "Mr. Tony Van Bynen (NewmarketAurora, Lib.)"
+    row = _row("m4", 30)
+    row["metadata"]["participants"] = ["Ann", "Bob", van_bynen]
+    row["reference"][0] = {"speaker": van_bynen, "utterance": "Thank you, Mr. Chair."}
+    assert unlisted_speakers([row], 30) == []
+    turns, problem = parse_turns(sft_examples([row], 30)[0]["messages"][-1]["content"], speakers(row), 30)
+    assert problem is None and turns[0] == {"speaker": "Mr. Tony Van Bynen", "utterance": "Thank you, Mr. Chair."}
+    row["reference"][1] = {"speaker": "Mr. Tony Van", "utterance": "a label the parser does not read as his"}
+    assert unlisted_speakers([row], 30) == ["tiny/m4/30"]
+
+
 def test_thirty_turns_target_the_whole_reference_and_parse_back() -> None:
     # the target is in the simulator's format: the runner's parser reads back exactly the human turns
     for row, example in zip(ROWS, sft_examples(ROWS, 30)):

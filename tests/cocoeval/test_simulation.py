@@ -162,3 +162,28 @@ def test_group_names_are_read_from_the_taxonomy_file(tmp_path) -> None:
     mine.write_text("behaviours:\n  - {name: Insult, group: rude, definition: d, example: e}\n")
     with pytest.raises(ConvbenchError, match=r"behaviours\[0\]: field 'group' must be one of \('inconsistent', 'uncollaborative'\)"):
         load_taxonomy(mine)
+
+
+def test_behaviour_judge_example_uses_the_taxonomys_own_names(tmp_path) -> None:
+    # a user's taxonomy without "Repetition" or "Off Topic": the prompt's example names its own first two
+    # types (first at turns 3 and 17, second at none), so a judge that copies it gives a parseable answer
+    import json
+    import re
+
+    from convbench_datasets.cocoeval.simulation import judge_prompt
+
+    mine = tmp_path / "t.yaml"
+    mine.write_text("behaviours:\n  - {name: Insult, group: uncollaborative, definition: d, example: e}\n"
+                    "  - {name: Flattery, group: inconsistent, definition: d, example: e}\n"
+                    "  - {name: Silence, group: uncollaborative, definition: d, example: e}\n")
+    custom = load_taxonomy(mine)
+    continuation = [{"speaker": "Ann", "utterance": f"turn {k}"} for k in range(30)]
+    text = judge_prompt("behaviours", INSTANCE, continuation, custom)[0]["content"]
+    example = re.search(r"e\.g\. (\{.*\}), and nothing else", text).group(1)
+    assert example == '{"Insult": [3, 17], "Flattery": []}'
+    assert "Off Topic" not in text and "Repetition" not in text
+    assert parse_behaviours(example, custom, 30) == ({"Insult": [3, 17], "Flattery": [], "Silence": []}, None)
+    # the built-in taxonomy's example is built the same way; a short continuation keeps the numbers in range
+    short = judge_prompt("behaviours", INSTANCE, continuation[:5], TAXONOMY)[0]["content"]
+    assert 'e.g. {"Repetition": [3], "Redundant Information": []}, and nothing else' in short
+    assert parse_behaviours(json.dumps({"Repetition": [3]}), TAXONOMY, 5)[1] is None

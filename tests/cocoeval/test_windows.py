@@ -81,10 +81,13 @@ def test_summary_uses_only_turns_before_the_history() -> None:
 
 def test_instance_fields_and_past_only_summary() -> None:
     conversation = _conversation("c", 200)
+    # topics beginning at the history's last turn (99), at the reference's first (100) and last (129):
+    # only those that begin by the end of the history are goals; the reference's must not leak
+    conversation["topics"] += [("at the last history turn", 99), ("opens the reference", 100), ("late in the reference", 129)]
     row = instance(conversation, 100)
     assert [t["utterance"] for t in row["history"]] == [f"turn {i} about budget plans" for i in range(70, 100)]
     assert [t["utterance"] for t in row["reference"]] == [f"turn {i} about budget plans" for i in range(100, 130)]
-    assert row["metadata"]["goals"] == ["first"]  # "later" begins after the history
+    assert row["metadata"]["goals"] == ["first", "at the last history turn"]  # "later" begins after the history
     for piece in row["summary"].split(" A: ")[1:] + row["summary"].split(" B: ")[1:]:
         assert int(piece.split()[1]) < 70
     assert instance(conversation, 30)["summary"] == "" and extractive_summary([]) == ""

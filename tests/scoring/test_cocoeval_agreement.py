@@ -85,6 +85,25 @@ def test_one_sided_p_values_and_conversation_resampling() -> None:
     assert one["intervals"]["judge"] == [pytest.approx(one["judge"])] * 2 and one["conversations"] == 1
 
 
+def test_p_values_count_resamples_at_exactly_zero_by_hand() -> None:
+    # Two annotators; the judge is annotator A. Conversation x: A = B = [1, 2, 3]; conversation y:
+    # A = [1, 2, 3], B = [3, 2, 1]. With the judge equal to A, humans = rho(A, B) and judge =
+    # (rho(A, B) + rho(A, A)) / 2 = (rho + 1) / 2, so by hand, per resample of the two conversations:
+    #   x, x: A = B: humans 1, judge 1, difference exactly 0 (the same numbers on both sides)
+    #   x, y: ranks of A [1.5, 3.5, 5.5] twice, of B [1.5, 3.5, 5.5, 5.5, 3.5, 1.5]; centred products
+    #         4 + 0 + 4 - 4 + 0 - 4 = 0: humans exactly 0, judge 0.5, difference 0.5
+    #   y, y: B reverses A: humans -1, judge exactly 0, difference 1
+    # Seed 0 draws these conversation pairs (0 = x, 1 = y): y y 6 times, x y 4 times, x x twice, so the
+    # shares at most 0 are humans 10/12, judge 6/12, difference 2/12 (with "< 0": 6/12, 0 and 0).
+    draws = [[1, 1], [1, 0], [0, 0], [0, 0], [0, 1], [1, 1], [1, 1], [1, 1], [1, 1], [1, 1], [0, 1], [1, 0]]
+    assert np.random.default_rng(0).integers(0, 2, size=(12, 2)).tolist() == draws
+    a, b = [1, 2, 3, 1, 2, 3], [1, 2, 3, 3, 2, 1]
+    out = judge_agreement([a, b], a, groups=["x"] * 3 + ["y"] * 3, n_bootstrap=12, seed=0)
+    assert (out["humans"], out["judge"], out["difference"]) == (0.0, 0.5, 0.5)  # the data itself is x, y
+    assert out["p_values"] == {"humans": 10 / 12, "judge": 6 / 12, "difference": 2 / 12}
+    assert out["undefined_resamples"] == {"humans": 0, "judge": 0, "difference": 0}
+
+
 NAMES = {"Repetition": "inconsistent", "Off Topic": "uncollaborative"}
 
 
