@@ -10,8 +10,11 @@ A row whose request failed for good (a per-row error, in the record's ``error``)
 0 for identify_unnatural (an empty answer would read as "none found", which is right for a dialogue
 without unnatural sentences). Answers cut at the token limit are scored as written (``finish_reason``
 in the records says so). An answer longer than the metrics' cap (``MAX_TEXT_CHARS`` characters, the
-cleaned turn for the generation tasks) cannot be scored; it is that row's error in the same way, so
-one runaway answer cannot stop every run of the same prompts from being written.
+cleaned turn for the generation tasks), or for identify_unnatural one over the metric's per-answer
+limits (``MAX_ANSWER_LINES`` distinct lines, ``MAX_LINE_CHARS`` characters a line), cannot be scored;
+it is that row's error in the same way, so one runaway answer cannot stop every run of the same
+prompts from being written. identify_unnatural answers are read knowing the dialogue (a line quoting
+one of its sentences is a prediction); records keep the dialogue's turns so re-scoring reads the same.
 """
 
 from __future__ import annotations
@@ -28,7 +31,7 @@ from ..nico.prompts import pick_shots, render_prompt, templates_sha256
 from ..nico.tasks import TASKS
 from ..scoring.inputs import MAX_TEXT_CHARS
 from ..scoring.nico_generation import score_generation
-from ..scoring.unnatural_prf import _prf, parse_answer, score_unnatural
+from ..scoring.unnatural_prf import _prf, answer_limit_error, score_unnatural
 from .backends import Backend, GenerationParams, backend_from_spec
 from .cache import ResponseCache
 from .nc_run import _open_cache, dataset_fingerprint
@@ -146,10 +149,11 @@ def _run(task: str, model: Any, out: Path, shots: int, split: str, limit: int | 
     backend.close()
     responses = [g.text for g in generated.generations]  # "" for a per-row error
     scored = responses if task == "identify_unnatural" else [clean_turn(t) for t in responses]
-    errors = [g.error if g.error is not None else too_long_error(text) for g, text in zip(generated.generations, scored)]
+    errors = [g.error if g.error is not None else too_long_error(text, task) for g, text in zip(generated.generations, scored)]
     failed = [e is not None for e in errors]
     if task == "identify_unnatural":
-        results, per_row = score_identify(responses, [r["unnatural_sentences"] for r in rows], failed)
+        results, per_row = score_identify(responses, [r["unnatural_sentences"] for r in rows], failed,
+                                          [dialogue_turns(r) for r in rows])
         records = [_identify_record(r, text, hit, row) for r, text, hit, row in zip(rows, responses, generated.cache_hits, per_row)]
     else:
         turns = ["" if bad else turn for turn, bad in zip(scored, failed)]  # a failed row scores as an empty turn
@@ -179,28 +183,45 @@ def _run(task: str, model: Any, out: Path, shots: int, split: str, limit: int | 
     return RunResult(Path(out), records, results, results["stats"])
 
 
-def too_long_error(answer: str) -> str | None:
-    """The per-row error for an answer too long for the metrics to score, or None.
+def too_long_error(answer: str, task: str | None = None) -> str | None:
+    """The per-row error for an answer too long for the metrics to score, or None; for identify_unnatural
+    also one over ``unnatural_sentence_prf``'s per-answer limits (lines, line length).
 
     Example:
         >>> too_long_error("好" * 20_001)
         "answer is 20,001 characters long, over the metrics' limit of 20,000: not scored (counted as a failure)"
+        >>> too_long_error("好" * 2_001, "identify_unnatural")
+        'answer line 1 is 2,001 characters long, over the limit of 2,000: not scored (counted as a failure)'
     """
-    if len(answer) <= MAX_TEXT_CHARS:
-        return None
-    return (f"answer is {len(answer):,} characters long, over the metrics' limit of {MAX_TEXT_CHARS:,}: "
-            "not scored (counted as a failure)")
+    if len(answer) > MAX_TEXT_CHARS:
+        return (f"answer is {len(answer):,} characters long, over the metrics' limit of {MAX_TEXT_CHARS:,}: "
+                "not scored (counted as a failure)")
+    over = answer_limit_error(answer) if task == "identify_unnatural" else None
+    if over is not None:
+        return f"answer {over}: not scored (counted as a failure)"
+    return None
 
 
-def score_identify(responses: list[str], golds: list[Any], failed: list[bool]) -> tuple[dict[str, Any], list[dict[str, Any]]]:
-    """``unnatural_sentence_prf`` with per-row scores; a failed row (a per-row error) scores P = R = 0."""
+def dialogue_turns(row: dict[str, Any]) -> list[str]:
+    """The texts of an identify_unnatural row's dialogue: what its answer may quote."""
+    return [turn["text"] for turn in row["dialogue"]]
+
+
+def score_identify(responses: list[str], golds: list[Any], failed: list[bool],
+                   dialogues: list[Any] | None = None) -> tuple[dict[str, Any], list[dict[str, Any]]]:
+    """``unnatural_sentence_prf`` with per-row scores; a failed row (a per-row error) scores P = R = 0.
+    ``dialogues``: each row's dialogue turns (None where unknown): a line quoting one is a prediction."""
+    # an answer over the metric's per-answer limits fails its row too (callers that did not check it)
+    failed = [bad or answer_limit_error(text) is not None for text, bad in zip(responses, failed)]
     # a failed row's answer is not scored (it may be one too long to score): read as "" and then set to 0
-    results = score_unnatural(["" if bad else text for text, bad in zip(responses, failed)], golds, return_rows=True)
+    results = score_unnatural(["" if bad else text for text, bad in zip(responses, failed)], golds,
+                              dialogues=dialogues, return_rows=True)
     rows = results.pop("rows")
     if any(failed):
         for row, bad in zip(rows, failed):
             if bad:
-                row.update(precision=0.0, recall=0.0)
+                row.update(precision=0.0, recall=0.0, blank=False)  # a failure, not a blank answer
+        results["blank_answers"] = sum(row["blank"] for row in rows)
         containing = [row for row in rows if row["contains"]]
         for suffix, group in (("", rows), ("_containing", containing)):
             scores = _prf([row["precision"] for row in group], [row["recall"] for row in group])
@@ -209,9 +230,12 @@ def score_identify(responses: list[str], golds: list[Any], failed: list[bool]) -
 
 
 def _identify_record(row: dict[str, Any], text: str, hit: bool, scored: dict[str, Any]) -> dict[str, Any]:
+    # "predicted" is what was scored (none for a failed row, which scores as ""), not a second reading
+    # of the response; the dialogue is kept so that re-scoring reads the answer the same way
     return {"id": row["id"], "dialogue_id": row["dialogue_id"], "interaction_type": row["interaction_type"],
-            "response": text, "predicted": parse_answer(text, row["unnatural_sentences"]), "gold": row["unnatural_sentences"],
-            "precision": scored["precision"], "recall": scored["recall"], "cache_hit": hit}
+            "response": text, "predicted": scored["predicted"], "gold": row["unnatural_sentences"],
+            "dialogue": dialogue_turns(row), "precision": scored["precision"], "recall": scored["recall"],
+            "cache_hit": hit}
 
 
 def rescore_nico(folder: Path, records: list[dict[str, Any]], previous: dict[str, Any]) -> RunResult:
@@ -231,7 +255,8 @@ def rescore_nico(folder: Path, records: list[dict[str, Any]], previous: dict[str
     check_complete(records, previous, folder)
     failed = [r.get("error") is not None for r in records]
     if signature.get("task") == "identify_unnatural":
-        results, _ = score_identify([r["response"] for r in records], [r["gold"] for r in records], failed)
+        results, _ = score_identify([r["response"] for r in records], [r["gold"] for r in records], failed,
+                                    [r.get("dialogue") for r in records])  # None in records written before
     else:
         results = score_generation([r["turn"] for r in records], [r["reference"] for r in records],
                                    tokenizer=signature.get("tokenizer", "jieba"),

@@ -1,45 +1,71 @@
 """The phrase lists and patterns that read a model's answer to NICO's identify-unnatural task.
 
 Data only: ``unnatural_answer`` applies them. They are convbench's (the NICO paper gives no parsing
-rules) and are documented in metrics/unnatural_sentence_prf/README.md. Chinese patterns are matched
-against ``normalise()``d text (casefolded, no whitespace, punctuation or symbols); English patterns
-against lower-cased words separated by single spaces, with "n't" spelled " not".
+rules) and are documented in metrics/unnatural_sentence_prf/README.md. Chinese "none" patterns are
+matched against the line's clauses (casefolded, no whitespace or symbols, each run of punctuation one
+"|"), preambles against ``normalise()``d text (no punctuation either); English patterns against
+lower-cased words separated by single spaces, with "n't" spelled " not". No pattern nests or chains
+unbounded quantifiers: each runs in time linear in the line.
 """
 
 from __future__ import annotations
 
-# A line that is exactly one of these (after normalise()) says "there are none". In an answer that
-# also names sentences, such a line is read as a quoted sentence (a dialogue can say "没有。").
+# A line that is exactly one of these (after normalise()) says "there are none", unless it is one of the
+# row's gold sentences (a dialogue can say "没有。"): the prompt's own "无" stays "none" even when some
+# other dialogue sentence reads "无。".
 NONE_WORDS: tuple[str, ...] = (
     "无", "没有", "没有了", "没", "不存在", "暂无", "均无", "都没有", "全无", "并无", "无此类句子", "空",
     "none", "no", "nothing", "n/a", "nil", "nonefound", "noneidentified", "noneofthem", "thereisnone", "therearenone",
 )
 
-# Chinese: a negation shortly before a word for "unnatural" ("没有发现不自然的句子", "不存在生硬的表达").
-# "问题" is deliberately absent: "没问题。" is an everyday dialogue sentence.
-ZH_NEGATIONS = r"没有|没|无|不存在|并无|并没有|未|找不到|不含|不包含|不包括|不涉及"
-ZH_UNNATURAL = r"不自然|不太自然|不够自然|不通顺|不流畅|生硬|别扭|不地道|不口语|书面化|过于书面|需要修改|需要改写|需要调整"
+# A statement that there are none must be about the task: it names sentences, the dialogue or its
+# wording (ZH_SUBJECT / EN_SUBJECTS anywhere in the line). "没人觉得生硬。", "这个计划需要调整。",
+# "It feels natural." are dialogue sentences, not answers.
+ZH_SUBJECT = r"句|对话|表达|用语|说法|措辞|用词|语言|地方|之处"
+# Chinese patterns read the line in clauses: ``unnatural_answer`` turns punctuation into "|", so a gap
+# ``[^|]`` stays inside one clause ("没错，这个说法太生硬了" has no negation before 生硬).
+# A negation standing alone: not the first character of 无论 (whatever), 无所谓, 未来 (future), 没事...
+ZH_NEGATIONS = (r"没有(?!事)|没(?!事|关系|错|准|想到)|无(?!论|所谓|非|聊|奈|语|数|限)|不存在|并无|并没有"
+                r"|未(?!来|必|免|曾)|找不到|不含|不包含|不包括|不涉及")
+# Words for unnatural wording. Not 需要调整 / 需要修改: "这个计划需要调整。" is everyday speech.
+ZH_UNNATURAL = r"不自然|不太自然|不够自然|不通顺|不流畅|生硬|别扭|不地道|不口语|书面化|过于书面|需要改写"
 # "自然" as in natural speech, not 顺其自然 / 大自然 / 自然景观
 ZH_NATURAL = r"(?<![其大])自然(?![景界科环风光资灾])|口语化|通顺|流畅|地道"
-ZH_SUBJECT = r"句|对话|表达|用语|说法|语言|地方"  # what a statement about the answer talks about
+ZH_ALL = r"都|均|全|全部|皆|每句|每一句|每个句子|整体|整段|整个|通篇|所有|一切"
 ZH_NEGATIVE: tuple[str, ...] = (
-    rf"(?:{ZH_NEGATIONS}).{{0,15}}?(?:{ZH_UNNATURAL})",
-    # "都很自然", "所有句子都比较口语化", "整体自然流畅": everything natural, with no 不 in between; about
-    # sentences or dialogue, or too short to be anything else ("我们都说得很流畅" is a dialogue sentence)
-    rf"^(?:(?=.*(?:{ZH_SUBJECT}))|(?=.{{1,6}}$)).*?"
-    rf"(?:都|均|全|全部|皆|每句|每一句|每个句子|整体|整段|整个|通篇|所有|一切)[^不]{{0,8}}?(?:{ZH_NATURAL})",
-    # "这段对话很自然", "句子读起来都挺通顺"
-    rf"(?:对话|句子|语句|表达|用语|说法)[^不]{{0,8}}?(?:{ZH_NATURAL})",
+    # "没有发现不自然的句子", "不存在生硬的表达", "并无不自然之处"
+    rf"(?:{ZH_NEGATIONS})[^|]{{0,15}}?(?:{ZH_UNNATURAL})",
+    # "没有需要修改的句子": a change the sentences would need, with the sentences named right after it
+    rf"(?:{ZH_NEGATIONS})[^|]{{0,4}}?(?:需要|要|必要)[^|]{{0,2}}?(?:修改|调整|改动|改写|修正)的?(?:句|表达|说法|用语|措辞)",
+    # "都很自然", "所有句子都比较口语化", "整体自然流畅": everything natural, with no 不 in between
+    rf"(?:{ZH_ALL})[^|不]{{0,8}}?(?:{ZH_NATURAL})",
+    # "这段对话很自然": the dialogue as a whole (not one 说法: "这个说法很地道。" is a dialogue sentence)
+    rf"(?:对话|这段话|全文|通篇|整段)[^|不]{{0,8}}?(?:{ZH_NATURAL})",
 )
+# Too short to be about anything else, a line saying everything is natural needs no subject ("都挺自然的。":
+# at most ZH_SHORT characters after normalise()).
+ZH_SHORT = 6
+ZH_SHORT_NEGATIVE = rf"(?:{ZH_ALL})[^|不]{{0,4}}?(?:{ZH_NATURAL})"
+
 EN_UNNATURAL = r"unnatural|awkward|unidiomatic|stilted|unnatural sounding"
 EN_NEGATIVE: tuple[str, ...] = (
     # gaps are bounded: an unbounded ".*" after each of thousands of "no"s in one line is quadratic
     rf"\b(?:no|none|not any|nothing)\b.{{0,80}}?\b(?:{EN_UNNATURAL})\b",
     rf"\b(?:not|never|cannot)\b.{{0,80}}?\b(?:{EN_UNNATURAL})\b",  # "I did not find any unnatural sentence"
-    r"^(?:(?!\bnot\b).)*\b(?:natural|fluent|idiomatic|colloquial)\b(?:(?!\bnot\b).)*$",  # "All sentences sound natural."
-    r"^(?:there (?:is|are) )?none(?: (?:found|identified|detected|of them|at all))?$",
     r"\bno\b (?:such )?(?:sentences?|lines?)\b",  # not "no problem": a dialogue sentence
 )
+# the whole line: "None found.", "There are none." (no subject needed)
+EN_NONE_LINE = r"^(?:there (?:is|are) )?none(?: (?:found|identified|detected|of them|at all))?$"
+EN_SUBJECTS = frozenset({
+    "sentence", "sentences", "line", "lines", "phrase", "phrases", "expression", "expressions", "wording",
+    "dialogue", "dialog", "conversation", "text", "anything", "nothing", "everything", "none",
+})
+# "All sentences sound natural.", "The dialogue sounds natural throughout.": a word for natural, no
+# negation, and either the dialogue as a whole or sentences with a word for all of them.
+EN_NATURAL = frozenset({"natural", "fluent", "idiomatic", "colloquial"})
+EN_NEGATION_WORDS = frozenset({"not", "no", "never", "nothing", "none", "cannot"})
+EN_WHOLE = frozenset({"dialogue", "dialog", "conversation", "text", "everything"})
+EN_ALL = frozenset({"all", "every", "each", "both", "throughout", "entire", "entirely", "whole"})
 
 # Preambles and commentary are not predictions: a line that names unnatural sentences without
 # quoting one ("以下是不自然的句子", "The unnatural sentences are"), a bare label, an introduction.

@@ -45,6 +45,7 @@ from .bertscore import check_available, compute_bertscore
 from .inputs import MAX_TEXT_CHARS, check_column, check_max_chars, check_text
 from .lcs import rouge_l_f
 from .segmentation import jieba_cutter
+from .segmentation import signature as segmenter_signature
 from .workers import pick_workers
 
 Tokenizer = Literal["jieba", "char", "13a"]
@@ -274,6 +275,8 @@ def score_generation(
         "metric": METRIC,
         "convbench_version": __version__,
         "tokenizer": tokenizer,
+        # which backend segmented (rjieba or jieba) and its version, and the jieba release whose tokens it gives
+        **(segmenter_signature() if tokenizer == "jieba" else {}),
         "bleu": "corpus, sacrebleu formula, exp smoothing",
         "distinct_level": distinct_level,
         **bert.get("signature", {}),

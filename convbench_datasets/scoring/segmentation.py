@@ -10,6 +10,24 @@ faster) the work goes to rjieba, corrected where jieba-rs is known to differ fro
   punctuation and full-width blocks is therefore first split into jieba's own blocks with jieba's
   own pattern; non-Chinese blocks are cut by jieba's rule here (one token per character, ``\r\n``
   kept together), the others go to rjieba.
+- jieba-rs sums its dictionary's frequencies once per word; jieba counts each line of dict.txt, and
+  jieba 0.42's lists ``B超`` (frequency 3) twice, so jieba's total is 60,101,967 and jieba-rs's
+  60,101,964. Every word's log-probability then differs by about 5e-8, which changes nothing except
+  exact ties: a run of a repeated character (``呵呵呵…``: ``呵|呵呵`` and ``呵呵|呵`` score the same) or any
+  other text with two segmentations made of the same words has several best routes, and which one
+  the dynamic programme keeps depends on how its floating-point sums round. From about 60 characters
+  of such a run (``"呵" * 79``, ``"啊" * 94``, a 91-character text starting ``买买买``) they rounded
+  differently. convbench therefore uses its own rjieba instance and adds to it one word of frequency
+  ``JIEBA_DUPLICATE_FREQ`` that no text handed to rjieba can contain (``TOTAL_PAD_WORD``, a Unicode
+  noncharacter outside jieba's blocks): the totals, and so every sum, are then bit for bit jieba's.
+- jieba's HMM (for stretches the dictionary leaves as single characters) has exact ties too, and
+  jieba-rs's copy of its probabilities rounds them differently: ``"南" * 8`` is ``南南|南南南|南南南``
+  in jieba and ``南南南|南南|南南南`` in jieba-rs. Such ties need two segmentations made of the same
+  words in another order, which repetition gives: a run of 5 or more of one character (``2 + 3`` or
+  ``3 + 2``; shorter runs have none), or a unit of 2 or more characters three times in a row (``u|uu``
+  or ``uu|u``). A text (or block) holding either within Chinese characters (``_TIE_PRONE``: runs of 5,
+  units of up to ``TIE_UNIT_MAX`` characters) goes to jieba itself; everything else stays with
+  rjieba. The check costs about 4 µs a text; it sent 77 of the speed benchmark's 20,000 texts to jieba.
 - Inside a block its HMM keeps Latin/digit runs such as ``a_b``, ``COVID-19`` or ``1.2.3`` whole where
   jieba's HMM splits them with the pattern ``[a-zA-Z0-9]+(?:\.\d+)?%?``. jieba's dictionary has no word
   that mixes such characters with Chinese, so each run of rjieba tokens made only of them is exactly
@@ -18,8 +36,9 @@ faster) the work goes to rjieba, corrected where jieba-rs is known to differ fro
   holding one is left to jieba whole.
 
 tests/scoring/test_segmentation.py checks the equality on 12,000 seeded sentences that mix all of
-these. ``CONVBENCH_SEGMENTER=jieba`` forces jieba itself (for instance after ``jieba.add_word``, which
-rjieba cannot see; read at first use); without rjieba, jieba is used and nothing else changes.
+these, on runs of repeated characters and words up to 300 characters long, and on long mixed blocks.
+``CONVBENCH_SEGMENTER=jieba`` forces jieba itself (for instance after ``jieba.add_word``, which rjieba
+cannot see; read at first use); without rjieba, jieba is used and nothing else changes.
 """
 
 from __future__ import annotations
@@ -44,9 +63,18 @@ _WHOLE_TEXT_SAFE = re.compile(
 )
 _LATIN_CLASS = re.compile("[a-zA-Z0-9+#&._%\\-]")  # non-Chinese characters of jieba's blocks
 _LATIN_ONLY = re.compile("[a-zA-Z0-9+#&._%\\-]+")
+# Where jieba's HMM can tie (see the module docstring): one Chinese character five times in a row, or a
+# unit of 2 to TIE_UNIT_MAX Chinese characters three times in a row (\1 is the unit's first character).
+TIE_UNIT_MAX = 12
+_TIE_PRONE = re.compile(f"([\u4E00-\u9FD5])(?:\\1{{4}}|([\u4E00-\u9FD5]{{1,{TIE_UNIT_MAX - 1}}}?)\\1\\2\\1\\2)")
 _LATIN_WORDS = re.compile("AT&T|[Cc](?:#|\\+\\+)")  # the only dictionary words made of them (jieba 0.42)
 
 BACKENDS: tuple[str, ...] = ("rjieba", "jieba")
+# jieba 0.42's total counts dict.txt's duplicated line "B超 3" twice, jieba-rs's once (module docstring);
+# a test recomputes this from jieba's own dictionary. The pad word is a noncharacter outside every range
+# _WHOLE_TEXT_SAFE and JIEBA_HAN accept, so it never occurs in a text or block that rjieba is given.
+JIEBA_DUPLICATE_FREQ = 3
+TOTAL_PAD_WORD = "\uFDD0"
 
 
 @lru_cache(maxsize=None)
@@ -79,7 +107,28 @@ def _rjieba() -> Callable[[str], list[str]] | None:
         warnings.warn(f"rjieba {shown[0] or '(unknown version)'} is outside the range checked against jieba "
                       f"(>={shown[1]},<{shown[2]}): segmenting with jieba instead", RuntimeWarning, stacklevel=2)
         return None
-    return rjieba.cut
+    instance = rjieba.Jieba()  # not rjieba's shared default instance: the pad word stays ours
+    instance.add_word(TOTAL_PAD_WORD, JIEBA_DUPLICATE_FREQ, None)  # dictionary total = jieba's
+    return instance.cut
+
+
+def version(name: str) -> str | None:
+    """The installed version of a segmentation backend (``rjieba`` or ``jieba``), or None."""
+    try:
+        return importlib.metadata.version(name)
+    except importlib.metadata.PackageNotFoundError:
+        return None
+
+
+def signature(name: str | None = None) -> dict[str, str | None]:
+    """What produces ``jieba_cutter(name)``'s tokens (default: ``backend()``), for a result's signature:
+    the backend and its version, and the jieba release whose tokens it reproduces.
+
+    >>> signature("jieba")["segmenter"]
+    'jieba'
+    """
+    name = name or backend()
+    return {"segmenter": name, "segmenter_version": version(name), "jieba_version": version("jieba")}
 
 
 def backend() -> str:
@@ -112,10 +161,12 @@ def jieba_cutter(name: str | None = None) -> Callable[[str], list[str]]:
 
 
 def _make_hybrid(fast: Callable[[str], list[str]]) -> Callable[[str], list[str]]:
-    whole_text_safe, latin_only = _WHOLE_TEXT_SAFE.fullmatch, _LATIN_ONLY.fullmatch
+    whole_text_safe, latin_only, tie_prone = _WHOLE_TEXT_SAFE.fullmatch, _LATIN_ONLY.fullmatch, _TIE_PRONE.search
 
     def cut_safe(text: str) -> list[str]:
         """A text of whole-text-safe characters (or one of jieba's blocks)."""
+        if tie_prone(text):
+            return _jieba()(text)  # jieba segments blocks independently: the block's words are the text's
         words = fast(text)
         if not _LATIN_CLASS.search(text):
             return words

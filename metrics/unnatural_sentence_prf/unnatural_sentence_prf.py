@@ -6,7 +6,9 @@ import datasets
 import evaluate
 
 from convbench_datasets.nico.references import citation
-from convbench_datasets.scoring.unnatural_prf import MAX_FUZZY_SENTENCES
+from convbench_datasets.scoring.unnatural_prf import MAX_ANSWER_LINES
+from convbench_datasets.scoring.unnatural_prf import MAX_LINE_CHARS
+from convbench_datasets.scoring.unnatural_prf import MAX_SENTENCES
 from convbench_datasets.scoring.unnatural_prf import MAX_TEXT_CHARS
 from convbench_datasets.scoring.unnatural_prf import score_unnatural
 
@@ -24,15 +26,19 @@ _KWARGS_DESCRIPTION = """
 Args:
     predictions: list of str, the model's raw answers.
     references: list of list of str, the gold unnatural sentences of each dialogue (possibly empty).
+    dialogues: optional list of list of str, each dialogue's turns: a line quoting one is a prediction.
     match: "exact" (after removing whitespace and punctuation; default) or "fuzzy".
     threshold: for fuzzy matching, the least character-level LCS F-measure, in [0, 1] (default 0.8).
     return_rows: optional bool, add per-dialogue rows.
-    max_chars: refuse an answer, or a row's gold sentences together, longer than this (default 20,000; None: no limit).
-    max_sentences: fuzzy matching refuses a row with more distinct sentences on a side (default 200; None: no limit).
+    max_chars: refuse an answer, or a row's gold sentences or dialogue together, longer than this (default 20,000).
+    max_sentences: refuse a row with more distinct gold sentences or dialogue turns, or (fuzzy) predictions (default 200).
+    max_lines, max_line_chars: refuse an answer with more distinct lines (default 200) or a longer line (default 2,000).
+    Each limit: None lifts it.
 Returns:
     precision, recall, f1, precision_containing, recall_containing, f1_containing (None when no dialogue
     contains unnatural sentences, with a `notes` entry saying so), n, n_containing, none_answers,
-    ignored_lines (preamble and comment lines not scored), signature.
+    ignored_lines (preamble and comment lines not scored), empty_answers (only such lines: scored 0),
+    blank_answers (scored as the empty set), signature.
 Examples:
     >>> metric = evaluate.load("metrics/unnatural_sentence_prf")
     >>> out = metric.compute(predictions=["无", "无"], references=[[], ["我对于此事表示赞同。"]])
@@ -54,7 +60,9 @@ class UnnaturalSentencePrf(evaluate.Metric):
             reference_urls=["https://arxiv.org/abs/2408.09330"],
         )
 
-    def _compute(self, predictions, references, match="exact", threshold=0.8, return_rows=False,
-                 max_chars=MAX_TEXT_CHARS, max_sentences=MAX_FUZZY_SENTENCES):
-        return score_unnatural(predictions, references, match=match, threshold=threshold, return_rows=return_rows,
-                               max_chars=max_chars, max_sentences=max_sentences)
+    def _compute(self, predictions, references, dialogues=None, match="exact", threshold=0.8, return_rows=False,
+                 max_chars=MAX_TEXT_CHARS, max_sentences=MAX_SENTENCES, max_lines=MAX_ANSWER_LINES,
+                 max_line_chars=MAX_LINE_CHARS):
+        return score_unnatural(predictions, references, dialogues=dialogues, match=match, threshold=threshold,
+                               return_rows=return_rows, max_chars=max_chars, max_sentences=max_sentences,
+                               max_lines=max_lines, max_line_chars=max_line_chars)

@@ -154,3 +154,52 @@ def test_cli_bertscore_layer(nico_built: Path, tmp_path: Path, capsys: pytest.Ca
     assert "BERTScore not computed: model 'convbench-test/no-such-bert'" in results["bertscore_error"]
     warning = [line for line in capsys.readouterr().err.splitlines() if "BERTScore" in line]
     assert len(warning) == 1 and warning[0].startswith("convbench: warning: BERTScore not computed")
+
+
+class IdentifyRunaways(Backend):
+    """identify_unnatural answers: row 1 a line of 2,001 characters (over unnatural_sentence_prf's
+    MAX_LINE_CHARS, 2,000), row 2 20,001 characters (over MAX_TEXT_CHARS), the others "无"."""
+
+    kind, model = "stub", "identify-runaways"
+
+    def generate(self, prompts, params):
+        for i, _ in enumerate(prompts):
+            yield i, Generation({1: "好" * 2_001, 2: "好" * 20_001}.get(i, "无"), finish_reason="stop")
+
+
+def test_a_failed_rows_record_holds_what_was_scored(nico_built: Path, tmp_path: Path) -> None:
+    # Before: "predicted" was read again from the response, ["好" * 20001] for a row scored as an empty
+    # answer (P = R = 0); and a 2,001-character line was read (slowly, for longer ones) rather than refused.
+    # Expected: what score_unnatural read for the row: nothing, for a failed row.
+    run = run_nico(task="identify_unnatural", model=IdentifyRunaways(), out=tmp_path / "run", split="train", limit=4,
+                   dataset=nico_built, cache=tmp_path / "c.sqlite", progress=False)
+    assert [r["error"] for r in run.records] == [
+        None, "answer line 1 is 2,001 characters long, over the limit of 2,000: not scored (counted as a failure)",
+        "answer is 20,001 characters long, over the metrics' limit of 20,000: not scored (counted as a failure)", None]
+    assert [r["predicted"] for r in run.records] == [[], [], [], []]
+    assert [(r["precision"], r["recall"]) for r in run.records][1:3] == [(0.0, 0.0), (0.0, 0.0)]
+    assert run.results["errors"] == 2 and run.results["none_answers"] == 2
+    assert run.results["blank_answers"] == 0  # a failed row is scored as "", but it is a failure, not a blank answer
+    # the records keep the dialogue the answer was read with (its turns' texts), so re-scoring reads it the same way
+    import datasets
+
+    rows = {r["id"]: r for r in datasets.load_dataset(str(nico_built), "identify_unnatural")["train"]}
+    assert all(r["dialogue"] == [turn["text"] for turn in rows[r["id"]]["dialogue"]] for r in run.records)
+    assert main(["score", str(tmp_path / "run")]) == 0
+    rescored = json.loads((tmp_path / "run" / "results.json").read_text(encoding="utf-8"))
+    assert {k: v for k, v in rescored.items() if k not in ("signature", "stats")} == {
+        k: v for k, v in run.results.items() if k not in ("signature", "stats")}
+
+
+def test_score_identify_reads_answers_knowing_the_dialogue() -> None:
+    # "说明：明天休息。" alone is a comment line (dropped); as a sentence of the dialogue it is a prediction.
+    from convbench_datasets.runner.nico_run import score_identify
+
+    gold, answer = ["我认为此价格偏高，"], "我认为此价格偏高，\n说明：明天休息。"
+    alone, rows = score_identify([answer], [gold], [False])
+    assert rows[0]["predicted"] == ["我认为此价格偏高，"] and alone["precision"] == 100.0
+    known, rows = score_identify([answer], [gold], [False], [["我认为此价格偏高，两百八行不行？", "说明：明天休息。"]])
+    assert rows[0]["predicted"] == ["我认为此价格偏高，", "说明：明天休息。"] and known["precision"] == 50.0
+    # callers that did not check the per-answer limits (lm-eval, inspect): the row fails, the call does not
+    results, rows = score_identify(["好" * 2_001], [[]], [False])
+    assert (rows[0]["precision"], rows[0]["recall"], results["f1"]) == (0.0, 0.0, 0.0)

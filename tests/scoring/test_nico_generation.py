@@ -280,3 +280,46 @@ def test_bertscore_options_are_checked_before_any_work() -> None:
 
     with pytest.raises(ConvbenchError, match=re.escape("bertscore num_layers must be a whole number of at least 0, got -1")):
         score_generation(["好"], ["好"], bertscore=True, bertscore_options={"num_layers": -1})
+
+
+@pytest.mark.parametrize("options", [{}, {"rescale_with_baseline": True}, {"idf": True},
+                                     {"idf": True, "rescale_with_baseline": True}])
+def test_bertscore_signature_records_what_was_passed(monkeypatch: pytest.MonkeyPatch, options: dict) -> None:
+    # bert-score's rescaling needs its baseline file for the model, which a tiny local model has none of
+    # (bert-score then warns and does not rescale), so the signature builder is checked with bert-score's
+    # score() stubbed: what reaches bert_score.score is what the signature says (expected: the options).
+    pytest.importorskip("bert_score", reason="BERTScore needs the bertscore extra")
+    import bert_score
+    import torch
+
+    from convbench_datasets.scoring.bertscore import compute_bertscore
+
+    passed: dict = {}
+
+    def fake_score(candidates, references, **kwargs):
+        passed.update(kwargs)
+        half = torch.full((len(candidates),), 0.5)
+        return half, half, half
+
+    monkeypatch.setattr(bert_score, "score", fake_score)
+    out = compute_bertscore(["好的"], ["行"], "convbench-test/any", {"num_layers": 2, **options})
+    assert out["bertscore_f1"] == 50.0
+    signature = out["signature"]
+    assert signature["bertscore_rescale_with_baseline"] is bool(options.get("rescale_with_baseline"))
+    assert signature["bertscore_idf"] is bool(options.get("idf"))
+    assert bool(passed.get("rescale_with_baseline")) is signature["bertscore_rescale_with_baseline"]
+    assert bool(passed.get("idf")) is signature["bertscore_idf"]
+    assert (signature["bertscore_model"], signature["bertscore_layer"], passed["num_layers"]) == ("convbench-test/any", 2, 2)
+
+
+def test_bertscore_error_says_how_to_provide_the_model() -> None:
+    # A hub name that cannot be loaded: the error names the model, how to download it once, and the
+    # library and CLI options that take the folder.
+    from convbench_datasets.scoring.bertscore import _failure
+
+    message = _failure("bert-base-chinese", OSError("We couldn't connect to 'https://huggingface.co'\nmore"))
+    assert message.startswith("BERTScore not computed: model 'bert-base-chinese' could not be loaded or run "
+                              "(OSError: We couldn't connect to 'https://huggingface.co')")
+    assert "huggingface-cli download bert-base-chinese --local-dir DIR" in message
+    assert "bertscore_model=DIR" in message and "convbench run nico --bertscore DIR" in message
+    assert "\n" not in message

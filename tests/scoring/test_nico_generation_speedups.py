@@ -75,3 +75,12 @@ def test_no_load_average_counts_every_core_idle(monkeypatch: pytest.MonkeyPatch)
 
 def test_real_core_counts_are_sane() -> None:
     assert 1 <= workers.idle_cores() <= workers.usable_cores()
+
+
+def test_usable_cores_follow_the_affinity_mask(monkeypatch: pytest.MonkeyPatch) -> None:
+    # A process pinned to 3 of 64 CPUs (taskset, a container's cpuset) may use 3: not os.cpu_count().
+    monkeypatch.setattr(workers.os, "sched_getaffinity", lambda pid: {0, 5, 7}, raising=False)
+    monkeypatch.setattr(workers.os, "cpu_count", lambda: 64)
+    assert workers.usable_cores() == 3
+    monkeypatch.delattr(workers.os, "sched_getaffinity")  # macOS, Windows: no affinity call
+    assert workers.usable_cores() == 64

@@ -21,6 +21,10 @@ METRICS = Path(__file__).resolve().parents[2] / "metrics"
          {"predictions": ["好啊，我同意！", "明天见"], "references": ["行，我同意。", "明天见吧"]}),
         ("unnatural_sentence_prf", score_unnatural,
          {"predictions": ["A：我对于此事表示赞同。", "无"], "references": [["我对于此事表示赞同。"], ["你好。"]]}),
+        # the dialogue and the per-answer limits reach the scorer through the module too
+        ("unnatural_sentence_prf", score_unnatural,
+         {"predictions": ["我对于此事表示赞同。\n说明：明天休息。"], "references": [["我对于此事表示赞同。"]],
+          "dialogues": [["我对于此事表示赞同。", "说明：明天休息。"]], "max_lines": 10, "max_line_chars": 50}),
     ],
 )
 def test_module_matches_direct_api_and_examples_run(name: str, direct, kwargs: dict, monkeypatch) -> None:

@@ -128,15 +128,19 @@ def test_pathological_lengths_are_refused_before_any_work(monkeypatch: pytest.Mo
 
 def test_fuzzy_matching_caps_the_sentences_it_compares() -> None:
     # Fuzzy matching compares every predicted sentence with every gold one: 201 distinct one-line
-    # sentences are over the default cap of 200 (MAX_FUZZY_SENTENCES); exact matching is linear, no cap.
+    # sentences are over the default cap of 200 (MAX_FUZZY_SENTENCES). 201 lines are also over the
+    # answer-line limit (MAX_ANSWER_LINES, 200, any match: each line is read against every gold sentence).
     many = [f"第{i}句" for i in range(MAX_FUZZY_SENTENCES + 1)]
     with pytest.raises(ConvbenchError, match="row 0: field 'predictions' has 201 distinct sentences, over the fuzzy-matching limit of 200"):
-        score_unnatural(["\n".join(many)], [[S1]], match="fuzzy")
+        score_unnatural(["\n".join(many)], [[S1]], match="fuzzy", max_lines=None)
+    with pytest.raises(ConvbenchError, match="row 0: field 'predictions' has 201 distinct lines, over the limit of 200"):
+        score_unnatural(["\n".join(many)], [[S1]])
     with pytest.raises(ConvbenchError, match="row 0: field 'references' has 201 distinct sentences"):
         score_unnatural([S1], [many], match="fuzzy")
     # 1 of 201 predicted sentences is gold: P = 1/201, R = 1/1
-    assert score_unnatural(["\n".join(many)], [[many[0]]])["recall"] == 100.0
-    assert score_unnatural(["\n".join(many)], [[many[0]]], match="fuzzy", max_sentences=None)["recall"] == 100.0
+    assert score_unnatural(["\n".join(many)], [[many[0]]], max_lines=None)["recall"] == 100.0
+    assert score_unnatural(["\n".join(many)], [[many[0]]], match="fuzzy", max_sentences=None,
+                           max_lines=None)["recall"] == 100.0
 
 
 def test_reference_columns_from_to_pandas_numpy_arrays_are_accepted() -> None:
@@ -287,3 +291,237 @@ def test_real_model_formatting_scores_the_same_as_clean_answers(formatted: list[
     keys = ("precision", "recall", "f1", "precision_containing", "recall_containing", "f1_containing")
     clean, got = score_unnatural(CLEAN, FORMAT_GOLD, match=match), score_unnatural(formatted, FORMAT_GOLD, match=match)
     assert {k: got[k] for k in keys} == {k: clean[k] for k in keys}
+
+
+# --- review of the NICO scoring work: each test below failed before its fix. Expected readings are, as
+# above, what a person reading the answer sees the model name (the dialogue sentence as written).
+
+# Dialogue sentences that merely sound negative (a negation, or a word for (un)natural), named by a model.
+SOUNDS_NEGATIVE = (
+    "无论如何，这个计划需要调整。", "未来的安排需要调整一下。", "没事，别扭扭捏捏的。", "没人觉得生硬。", "这个说法很地道。",
+    "It feels natural.", "I am fluent in Chinese.", "没错，这个说法太生硬了。", "这个计划没有需要调整的地方。",
+    # a negation word that is not one, in the same clause as a subject and a word for unnatural
+    "无论怎么改这句话都别扭。", "未来这种说法会显得很生硬。", "没事别用这么生硬的说法。", "没错这个说法太生硬了。",
+)
+
+
+@pytest.mark.parametrize("sentence", SOUNDS_NEGATIVE)
+def test_sentences_that_merely_sound_negative_are_predictions(sentence: str) -> None:
+    # Before: each was a "none" line, dropped beside S1: P = 1/1 = 100 instead of 1/2 = 50.
+    assert parse_answer(sentence) == [sentence]  # not about the task: no sentence, dialogue or wording named
+    out = score_unnatural([f"{S1}\n{sentence}"], [[S1]])
+    assert (out["precision"], out["recall"], out["ignored_lines"]) == (50.0, 100.0, 0)
+
+
+# What a model answering about the dialogue says of it still reads "none" with the new subject rule.
+ABOUT_THE_TASK = ("没有需要修改的句子。", "这段对话没有需要调整的表达。", "I didn't find anything unnatural.",
+                  "Nothing awkward in the dialogue.", "都挺自然的。")
+
+
+@pytest.mark.parametrize("answer", ABOUT_THE_TASK + NONE_PHRASINGS)
+def test_none_answers_stay_none_knowing_the_dialogue(answer: str) -> None:
+    reading = read_answer(answer, [S1], [S1, S2, S3, "好吧。", "没有啊，我觉得挺好的。", "这个说法很地道。"])
+    assert reading.sentences == [] and reading.none
+
+
+# A dialogue with a sentence for each kind of line a reader would drop without it.
+DIALOGUE = [S1, "说明：明天休息。", "我跟你说：明天别迟到。", "都挺自然的。", "以下是不自然的句子：", "没有。", "好吧。"]
+
+
+@pytest.mark.parametrize("line", ["说明：明天休息。", "我跟你说：", "都挺自然的。", "以下是不自然的句子："])
+def test_a_line_quoting_the_dialogue_is_a_prediction(line: str) -> None:
+    # Without the dialogue: a comment, a preamble (ends in a colon), a "none" comment, a preamble; each is
+    # dropped, and counted in ignored_lines (P = 1/1). Knowing the dialogue, the line is one of its
+    # sentences (or the first clause of one): a second prediction, P = 1/2.
+    alone = score_unnatural([f"{S1}\n{line}"], [[S1]], return_rows=True)
+    assert alone["precision"] == 100.0 and alone["ignored_lines"] == 1 and alone["rows"][0]["ignored"] == [line]
+    known = score_unnatural([f"{S1}\n{line}"], [[S1]], dialogues=[DIALOGUE], return_rows=True)
+    assert known["rows"][0]["predicted"] == [S1, line] and known["precision"] == 50.0 and known["ignored_lines"] == 0
+    assert known["signature"]["dialogues"] is True and alone["signature"]["dialogues"] is False
+
+
+def test_the_prompts_none_stays_none_when_the_dialogue_says_it() -> None:
+    # A clean dialogue with a turn "没有。": the answer "没有" is the prompt's "none" (P = R = 1), not that turn;
+    # as the gold sentence it is that sentence (test_a_gold_sentence_that_says_no_is_matchable).
+    out = score_unnatural(["没有", "无"], [[], []], dialogues=[DIALOGUE, ["无。", "好的。"]])
+    assert out["f1"] == 100.0 and out["none_answers"] == 2
+
+
+def test_dialogues_are_checked_like_the_other_inputs() -> None:
+    with pytest.raises(ValueError, match="got 1 predictions but 2 dialogues"):
+        score_unnatural(["无"], [[]], dialogues=[[], []])
+    with pytest.raises(ConvbenchError, match=re.escape("row 0: field 'dialogues' must be a list of turns or sentences, got str")):
+        score_unnatural(["无"], [[]], dialogues=["我。"])
+    with pytest.raises(ConvbenchError, match=re.escape("row 1: field 'dialogues' item 0 must be a string, got int")):
+        score_unnatural(["无", "无"], [[], []], dialogues=[None, [3]])
+    with pytest.raises(ConvbenchError, match=re.escape("row 0: field 'dialogues' has 201 distinct turns, over the limit of 200")):
+        score_unnatural(["无"], [[]], dialogues=[[f"第{i}句" for i in range(201)]])
+    # None (the dialogue unknown) is what no dialogues= means: the same scores
+    assert score_unnatural([f"{S1}\n说明：明天休息。"], [[S1]], dialogues=[None]) == score_unnatural(
+        [f"{S1}\n说明：明天休息。"], [[S1]])
+
+
+@pytest.mark.parametrize("answer", ["1）好的", "1） 好的", "A. 好的", "a) 好的", "（1）好的", "(a) 好的", "B．好的", "A.好的"])
+def test_full_width_and_letter_markers_are_list_markers(answer: str) -> None:
+    # Before: "1）", "A." and "a)" were not markers: the prediction kept them and scored f1 0 against 好的.
+    assert parse_answer(answer, ["好的"]) == ["好的"]
+    assert score_unnatural([answer], [["好的"]])["f1"] == 100.0
+
+
+@pytest.mark.parametrize("sentence", ["1）号线人太多了", "3.5元太贵了吧", "2、3个人就够了", "1)号线人太多了"])
+def test_numbers_that_are_part_of_the_sentence_stay(sentence: str) -> None:
+    assert parse_answer(sentence, [sentence]) == [sentence] and parse_answer(sentence) == [sentence]
+
+
+def test_marker_followed_by_a_space_is_stripped_without_gold() -> None:
+    assert parse_answer("1） 好的\nA. 行吧\nb) 走吧") == ["好的", "行吧", "走吧"]
+
+
+def _alarm(seconds: int):
+    """Fail the test if the block runs longer than ``seconds`` (SIGALRM; the handler runs as soon as
+    the interpreter regains control, so a runaway match fails, if late, rather than passing)."""
+    import contextlib
+    import signal
+
+    @contextlib.contextmanager
+    def guard():
+        def fail(signum, frame):
+            raise AssertionError(f"took more than {seconds} s: superlinear parsing")
+
+        previous = signal.signal(signal.SIGALRM, fail)
+        signal.alarm(seconds)
+        try:
+            yield
+        finally:
+            signal.alarm(0)
+            signal.signal(signal.SIGALRM, previous)
+
+    return guard()
+
+
+# Single lines within the 20,000-character cap that made a pattern backtrack quadratically: 25 s, 31 s,
+# minutes, 2.8 s and more before. Python's re has no step counter to assert on, so each runs under a
+# 10-second alarm: every one now reads in well under 0.5 s on the 2-core machine under load, 20x below it.
+PATHOLOGICAL_LINES = {
+    "trailing-note tabs": "好的" + "\t" * 19990 + "吧",
+    "trailing-note spaces": "a" + " " * 19998 + "x",
+    "speaker spaces": "A" + " " * 19990 + "说x",
+    "english natural...not": "natural " * 2499 + "not",
+    "open quotes": "“" * 19999,
+    "open parentheses": "（" * 19999,
+    "dashes": "a——" * 6600,
+    "negations": "没有" * 9999 + "句",
+}
+
+
+@pytest.mark.skipif(not hasattr(__import__("signal"), "SIGALRM"), reason="needs SIGALRM")
+@pytest.mark.parametrize("name", PATHOLOGICAL_LINES)
+def test_pathological_lines_read_in_linear_time(name: str) -> None:
+    line = PATHOLOGICAL_LINES[name]
+    with _alarm(10):
+        read_answer(line, [S1])
+        out = score_unnatural([line], [[S1]], max_line_chars=None, return_rows=True)
+    assert len(out["rows"][0]["predicted"]) <= 1
+    # by default a line this long is refused before any work, with the row, the line and the limit
+    with pytest.raises(ConvbenchError, match=r"row 0: field 'predictions' line 1 is [\d,]+ characters long, over the limit of 2,000 \(pass a larger max_line_chars"):
+        score_unnatural([line], [[S1]])
+
+
+@pytest.mark.skipif(not hasattr(__import__("signal"), "SIGALRM"), reason="needs SIGALRM")
+def test_many_lines_against_many_gold_sentences_are_capped() -> None:
+    # Before: 2,000 gold sentences and 4,000 numbered answer lines took 39 s in exact mode (every line's
+    # readings compared with every gold sentence). Now refused before any work; a row at the limits
+    # (200 gold, 200 lines with 8 readings each) reads well inside the alarm.
+    import random
+
+    rng = random.Random(0)
+    chars = "我今天去超市买了很多水果你要不要来一点好的谢谢没问题明天见吧周末一起去公园散步怎么样"
+
+    def sentence(n: int) -> str:
+        return "".join(rng.choice(chars) for _ in range(n))
+
+    lines = [f"{i % 9 + 1}.{sentence(2)}" for i in range(3900)]  # 19,499 characters: under the 20,000 cap
+    with _alarm(10):
+        with pytest.raises(ConvbenchError, match=r"row 0: field 'predictions' has [\d,]+ distinct lines, over the limit of 200"):
+            score_unnatural(["\n".join(lines)], [[f"{sentence(4)}{i}" for i in range(2000)]])
+        with pytest.raises(ConvbenchError, match="row 0: field 'references' has 2,000 distinct sentences, over the limit of 200"):
+            score_unnatural(["\n".join(lines[:200])], [[f"{sentence(4)}{i}" for i in range(2000)]])
+        gold = [sentence(rng.randint(5, 40)) for _ in range(200)]
+        answer = "\n".join(f"{i % 9 + 1}.A：结果：{sentence(rng.randint(3, 6))}（好）" for i in range(200))
+        assert score_unnatural([answer], [gold])["n"] == 1
+        assert score_unnatural([answer], [gold], match="fuzzy")["n"] == 1
+
+
+@pytest.mark.parametrize("option", ["max_lines", "max_line_chars", "max_sentences"])
+@pytest.mark.parametrize("value", [0, -1, 1.5, True, "3"])
+def test_limits_must_be_positive_whole_numbers(option: str, value: object) -> None:
+    with pytest.raises(ConvbenchError, match=f"{option} must be a positive whole number or None"):
+        score_unnatural(["无"], [[]], **{option: value})
+
+
+def test_answers_of_only_preamble_or_comment_lines_are_not_none() -> None:
+    # A cut-off answer ("以下是不自然的句子：" and nothing after it) names no sentence and does not say
+    # "none". Before: read as the empty set, a correct "none" on a clean dialogue (P = R = 1). Now it is
+    # no answer: P = R = 0 on every dialogue, counted in empty_answers. A blank answer is still the
+    # empty set (the silence baseline: 1 on a clean dialogue), counted in blank_answers.
+    answers = ["以下是不自然的句子：", "The unnatural sentences are:\n注：见下文", "", "无"]
+    out = score_unnatural(answers, [[], [], [], []], return_rows=True)
+    assert [(r["precision"], r["empty"], r["blank"]) for r in out["rows"]] == [
+        (0.0, True, False), (0.0, True, False), (1.0, False, True), (1.0, False, False)]
+    assert out["empty_answers"] == 2 and out["blank_answers"] == 1 and out["none_answers"] == 1
+    assert out["precision"] == 50.0 and out["ignored_lines"] == 3
+
+
+def test_always_none_baseline_still_scores_the_clean_share_knowing_the_dialogue() -> None:
+    answers = [NONE_PHRASINGS[i % len(NONE_PHRASINGS)] for i in range(40)]
+    out = score_unnatural(answers, [[] for _ in range(19)] + [[S1] for _ in range(21)], dialogues=[DIALOGUE[:1] + DIALOGUE[-1:]] * 40)
+    assert (out["precision"], out["recall"], out["f1"]) == (47.5, 47.5, 47.5) and out["none_answers"] == 40
+
+
+# --- tests that pin one-line rules (each fails if its rule is removed)
+
+@pytest.mark.parametrize("sentence", ["都爱大自然。", "全靠顺其自然。", "这些句子都在讲自然科学。", "对话都围绕自然环境。"])
+def test_natural_as_in_nature_is_not_natural_speech(sentence: str) -> None:
+    # ZH_NATURAL's lookarounds: 大自然, 顺其自然, 自然科学, 自然环境 are not about natural wording.
+    assert parse_answer(sentence) == [sentence]
+
+
+def test_a_trailing_parenthesis_is_kept_unless_the_gold_sentence_says_otherwise() -> None:
+    # Stripping a trailing note is not the default: the parenthesis may be part of the sentence.
+    assert parse_answer("那就下午三点（北京时间）") == ["那就下午三点（北京时间）"]
+    assert parse_answer("那就下午三点（北京时间）", ["那就下午三点"]) == ["那就下午三点"]
+    assert parse_answer("那就下午三点（北京时间）", ["那就下午三点（北京时间）"]) == ["那就下午三点（北京时间）"]
+
+
+def test_none_comments_beside_predictions_are_listed_as_ignored() -> None:
+    reading = read_answer(f"{S1}\n其余句子都很自然。", [S1])
+    assert reading.sentences == [S1] and not reading.none and reading.ignored == ["其余句子都很自然。"]
+    assert score_unnatural([f"{S1}\n其余句子都很自然。"], [[S1]])["ignored_lines"] == 1
+
+
+def test_a_line_ending_in_a_colon_is_a_preamble() -> None:
+    # No other rule knows "它们分别是：" (no word for unnatural, no label): only the colon at its end.
+    reading = read_answer(f"它们分别是：\n{S1}", [S1])
+    assert reading.sentences == [S1] and reading.ignored == ["它们分别是："]
+
+
+@pytest.mark.parametrize("answer", [f"甲说：{S1}", f"B说: {S1}", f"A 说 ：{S1}", f"CharacterB说：{S1}"])
+def test_a_speaker_who_says_is_a_speaker_prefix(answer: str) -> None:
+    assert parse_answer(answer) == [S1] and parse_answer(answer, [S1]) == [S1]
+
+
+@pytest.mark.skipif(not hasattr(__import__("signal"), "SIGALRM"), reason="needs SIGALRM")
+def test_patterns_are_linear_even_on_uncollapsed_whitespace() -> None:
+    # read_answer collapses whitespace runs first; each pattern is also linear on its own (no "\s*" next
+    # to a lazy body or another "\s*", no quote scanning past another opening quote, no regex excluding
+    # "not" around "natural"). Called directly, a pattern has no length cap: on 200,000 characters each
+    # quadratic one ran for minutes (the alarm interrupts a match), a linear one takes milliseconds.
+    from convbench_datasets.scoring import unnatural_answer as ua
+
+    with _alarm(10):
+        assert ua._TRAILING_NOTE.match("好的" + "\t" * 199_990 + "吧") is None
+        assert ua._TRAILING_NOTE.match("a" + " " * 199_998 + "x") is None
+        assert ua._SPEAKER.match("A" + " " * 199_990 + "说x") is None
+        assert ua._SPEAKER.match("A" + " " * 199_990 + "说：好的")  # still a speaker prefix
+        assert not ua.says_none("natural " * 24_999 + "not")
+        assert not list(ua._QUOTED_SPAN.finditer("“" * 199_999))
