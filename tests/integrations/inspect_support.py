@@ -3,9 +3,7 @@ convbench's runner (a Backend) alike, so that both score exactly the same answer
 
 from __future__ import annotations
 
-import hashlib
 import logging
-from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -13,15 +11,8 @@ from inspect_ai import Task, eval
 from inspect_ai.log import EvalLog
 from inspect_ai.model import Model, ModelOutput, ModelUsage, get_model
 
-from convbench_datasets.runner.backends import Backend, Generation, GenerationParams
+from tests.support.scripted import Answer, Cut, ScriptedBackend, pick  # noqa: F401 - re-exported for the tests
 
-Answer = Callable[[list[dict[str, str]]], str]
-Cut = Callable[[list[dict[str, str]], int], bool]  # (messages, token limit) -> is the answer cut at the limit?
-
-
-def pick(text: str, choices: Sequence[str]) -> str:
-    """A choice that depends only on ``text`` (sha256, so the same on every run and machine)."""
-    return choices[hashlib.sha256(text.encode("utf-8")).digest()[0] % len(choices)]
 
 
 def inspect_model(answer: Answer, name: str = "mockllm/model", cut: Cut | None = None) -> Model:
@@ -38,21 +29,6 @@ def inspect_model(answer: Answer, name: str = "mockllm/model", cut: Cut | None =
         return result
 
     return get_model(name, custom_outputs=output, memoize=False)
-
-
-class ScriptedBackend(Backend):
-    """convbench's side of the same script: ``answer(messages)`` for each prompt."""
-
-    kind = "stub"
-
-    def __init__(self, answer: Answer, model: str = "scripted", cut: Cut | None = None) -> None:
-        self.answer, self.model, self.cut = answer, model, cut
-
-    def generate(self, prompts: Sequence[list[dict[str, str]]], params: GenerationParams) -> Iterator[tuple[int, Generation]]:
-        for i, messages in enumerate(prompts):
-            stopped = self.cut is not None and self.cut(list(messages), params.max_new_tokens)
-            yield i, Generation(self.answer(list(messages)), completion_tokens=1,
-                                finish_reason="length" if stopped else "stop")
 
 
 def run_inspect(task: Task | str, model: Model, log_dir: Path, grader: Model | None = None, **options: Any) -> EvalLog:

@@ -3,10 +3,8 @@ convbench's runner (a ``Backend``) alike, so that both score exactly the same an
 
 from __future__ import annotations
 
-import hashlib
 import json
 import logging
-from collections.abc import Callable, Iterator, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -16,14 +14,8 @@ from lm_eval.loggers import EvaluationTracker
 from lm_eval.tasks import TaskManager
 
 from convbench_datasets.integrations.lm_eval import tasks_path
-from convbench_datasets.runner.backends import Backend, Generation, GenerationParams
+from tests.support.scripted import Answer, Cut, ScriptedBackend, pick  # noqa: F401 - re-exported for the tests
 
-Answer = Callable[[list[dict[str, str]]], str]
-
-
-def pick(text: str, choices: Sequence[str]) -> str:
-    """A choice that depends only on ``text`` (sha256, so the same on every run and machine)."""
-    return choices[hashlib.sha256(text.encode("utf-8")).digest()[0] % len(choices)]
 
 
 class ScriptedLM(LM):
@@ -66,22 +58,6 @@ class ScriptedLM(LM):
 
     def loglikelihood_rolling(self, requests: list[Any], disable_tqdm: bool = False) -> list[Any]:
         raise NotImplementedError("convbench's tasks only generate")
-
-
-class ScriptedBackend(Backend):
-    """convbench's side of the same script: ``answer(messages)`` for each prompt (kept in ``prompts``)."""
-
-    kind = "stub"
-
-    def __init__(self, answer: Answer, model: str = "scripted") -> None:
-        self.answer, self.model = answer, model
-        self.prompts: list[list[dict[str, str]]] = []
-
-    def generate(self, prompts: Sequence[list[dict[str, str]]], params: GenerationParams) -> Iterator[tuple[int, Generation]]:
-        for i, messages in enumerate(prompts):
-            self.calls += 1
-            self.prompts.append(list(messages))
-            yield i, Generation(self.answer(list(messages)), completion_tokens=1, finish_reason="stop")
 
 
 def run_lm_eval(tasks: list[str], lm: LM, *, metadata: dict[str, Any] | None = None, chat: bool = True,

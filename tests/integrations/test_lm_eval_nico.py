@@ -17,23 +17,13 @@ from convbench_datasets.runner import run_nico  # noqa: E402
 from convbench_datasets.scoring.inputs import MAX_TEXT_CHARS  # noqa: E402
 from convbench_datasets.scoring.nico_generation import score_generation  # noqa: E402
 from tests.integrations.lm_eval_support import ScriptedBackend, ScriptedLM, pick, reported, run_lm_eval  # noqa: E402
+from tests.support.scripted import GENERATION_KEYS, IDENTIFY_KEYS, TURNS, nico_finder, nico_turn  # noqa: E402
 
-# Turns with and without a speaker label and quotes (removed before scoring), short and long.
-TURNS = ["CharacterB: 好啊，我同意！", "“行吧，那就这么定了。”", "我觉得还是再考虑一下比较好，毕竟价格有点高。", "嗯嗯，对对对。",
-         "CharacterA：你说得对，我们明天一起去吧。"]
-GENERATION_KEYS = ("bleu_1", "bleu_2", "rouge_l", "distinct_1", "distinct_2", "avg_len")
-IDENTIFY_KEYS = ("precision", "recall", "f1", "precision_containing", "recall_containing", "f1_containing")
-
-
-def turn(messages: list[dict[str, str]]) -> str:
-    return pick(messages[-1]["content"], TURNS)
+turn = nico_turn
 
 
 def finder(messages: list[dict[str, str]]) -> str:
-    """Names one line of the dialogue (after its speaker label), or says there is none."""
-    prompt = messages[-1]["content"]
-    lines = [line.split(": ", 1)[1] for line in prompt.splitlines() if line.startswith("Character") and ": " in line]
-    return pick(prompt, ["无", *(f"1. {line}" for line in lines[-6:])])
+    return nico_finder(messages, from_end=True)
 
 
 def _run(task: str, answer, built: Path, tmp_path: Path, shots: int = 0, **options):  # type: ignore[no-untyped-def]
