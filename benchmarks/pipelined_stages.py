@@ -30,7 +30,7 @@ def main() -> None:
     parser.add_argument("--delay", type=float, default=0.2, help="seconds each server takes per request")
     args = parser.parse_args()
 
-    from convbench_datasets.runner import run_nc
+    from convbench_datasets import run_nc
     from tests.support.openai_server import ServerState, openai_server
 
     work = Path(tempfile.mkdtemp(prefix="convbench-pipelined-"))

@@ -71,7 +71,8 @@ def _bare_loop(url: str, prompts: list[list[dict]]) -> float:
 
 
 def main() -> None:
-    from convbench_datasets.runner import GenerationParams, ResponseCache, run_nc
+    from convbench_datasets import run_nc
+    from convbench_datasets.runner import GenerationParams, ResponseCache
     from convbench_datasets.runner.backends.openai_compat import OpenAICompatBackend
     from convbench_datasets.runner.stage import complete
 

@@ -20,8 +20,29 @@ from .errors import (
     SourceError,
 )
 
+# the run functions, imported when first used (they bring the runner and the benchmark's prompts)
+_RUN_FUNCTIONS = {
+    "run_nc": "convbench_datasets.nc.run",
+    "run_nico": "convbench_datasets.nico.run",
+    "run_cocoeval": "convbench_datasets.cocoeval.run",
+    "score_run": "convbench_datasets.runner.pipeline",
+}
+
+
+def __getattr__(name: str) -> object:
+    if name in _RUN_FUNCTIONS:
+        import importlib
+
+        return getattr(importlib.import_module(_RUN_FUNCTIONS[name]), name)
+    raise AttributeError(f"module 'convbench_datasets' has no attribute {name!r}")
+
+
 __all__ = [
     "__version__",
+    "run_nc",
+    "run_nico",
+    "run_cocoeval",
+    "score_run",
     "build",
     "load",
     "install",

@@ -14,21 +14,9 @@ from typing import Any
 
 from ._console import detach_stdout, plain_warnings, stdout_closed, warn
 from ._version import __version__
+from .benchmark import non_negative as _non_negative
+from .benchmark import positive as _positive
 from .errors import ConvbenchError
-
-
-def _non_negative(text: str) -> int:
-    value = int(text)
-    if value < 0:
-        raise argparse.ArgumentTypeError(f"must be 0 or more, got {value}")
-    return value
-
-
-def _positive(text: str) -> int:
-    value = int(text)
-    if value < 1:
-        raise argparse.ArgumentTypeError(f"must be 1 or more, got {value}")
-    return value
 
 
 def _positive_seconds(text: str) -> float:
@@ -104,22 +92,7 @@ def _parser() -> argparse.ArgumentParser:
     agree.add_argument("--seed", type=int, default=0)
     agree.add_argument("--json", action="store_true", help="print the result as JSON")
     run = _command(commands, "run", "generate, judge and score a benchmark with a model")
-    run.add_argument("name", choices=["nc", "nico", "cocoeval"], help="benchmark")
-    run.add_argument("--config", default="all", help="nc: basic, rag, complex_request or all (default); cocoeval: a source or all")
-    run.add_argument("--task", help="nico: open_domain, dialog_completion, identify_unnatural or rewrite_unnatural")
-    run.add_argument("--shots", type=int, default=0, choices=[0, 3], help="nico: zero-shot (default) or 3-shot prompts")
-    run.add_argument("--split", default="test", help="nico: the split to score (default test)")
-    run.add_argument("--bertscore", metavar="MODEL", help="nico: add BERTScore F1 with this model (name or folder)")
-    run.add_argument("--bertscore-layer", type=_non_negative, metavar="N",
-                     help="nico: the layer BERTScore uses (default: bert-score's for known models, else 2/3 of the depth)")
-    run.add_argument("--turns-per-call", type=int, choices=[1, 5, 30], default=5, help="cocoeval: turns simulated per model call")
-    run.add_argument("--prompt", choices=["vanilla", "taxonomy"], default="vanilla", help="cocoeval: simulation prompt")
-    run.add_argument("--taxonomy", metavar="FILE", help="cocoeval: your own behaviour taxonomy (YAML)")
-    run.add_argument("--repetition-countermeasure", action="store_true",
-                     help="cocoeval: the paper's appendix C.2: each reply first copies the last 5 turns (removed before "
-                          "judging), with presence_penalty 2.0")
-    run.add_argument("--bootstrap", type=_non_negative, metavar="N",
-                     help="cocoeval: bootstrap resamples for the intervals (default 1000; 0 for none)")
+    run.add_argument("name", choices=list(_run_registry()), help="benchmark")
     run.add_argument("--model", required=True, help="generator spec: hf:<path>, openai:<model>, baseline:silence|repeat")
     run.add_argument("--judge", action="append", metavar="SPEC",
                      help="judge spec, same forms; baseline:smoke-judge for a no-model smoke test (nc); nc: give it "
@@ -130,9 +103,6 @@ def _parser() -> argparse.ArgumentParser:
                      help="only shard I of N (from 1) of the rows config and --limit select: the rows at positions "
                           "I-1, I-1+N, ...; join the shard folders with `convbench merge`")
     run.add_argument("--concurrency", type=_positive, help="parallel requests for openai backends (default 8)")
-    run.add_argument("--max-new-tokens", type=_positive, help="generator token limit (default: nc 1024, nico 256, cocoeval "
-                     "256 per turn written per call, at least 1024)")
-    run.add_argument("--judge-max-new-tokens", type=_positive, help="judge token limit (default: nc 128, cocoeval 1024)")
     run.add_argument("--base-url", action="append", metavar="URL",
                      help="OpenAI-compatible server for the model (and the judge, unless --judge-base-url); replicas of "
                           "one model: a comma list, or the option repeated (each request goes to the least busy)")
@@ -151,17 +121,12 @@ def _parser() -> argparse.ArgumentParser:
     run.add_argument("--device", help="hf backends: cpu, cuda, cuda:1... (default: cuda if available)")
     run.add_argument("--dtype", help="hf backends: float32, bfloat16, float16 or auto (default)")
     run.add_argument("--batch-size", type=_positive, help="hf backends: prompts per batch (default 8)")
-    run.add_argument("--judge-template", metavar="released|convbench|FILE", default="released",
-                     help="nc: the judge prompt: the released pipeline's, read from the pinned upstream file (default, "
-                          "comparable with the paper), convbench's own wording, or your YAML file (system, user, labels)")
-    run.add_argument("--fill-request-details", action="store_true",
-                     help="nc, released template: fill <request_details>, which the released pipeline leaves empty")
-    run.add_argument("--all-lines", action="store_true", help="judge the whole response, not only its first line")
-    run.add_argument("--rules", choices=["paper", "released_script"], default="paper", help="acceptable-label rules")
     run.add_argument("--dataset", metavar="DIR", help="a folder from `convbench build` (default: build into the cache)")
     run.add_argument("--sources", metavar="DIR", help="upstream mirror for building the dataset")
     run.add_argument("--cache", metavar="FILE", help="response cache (default $CONVBENCH_CACHE/responses.sqlite)")
     run.add_argument("--no-progress", action="store_true")
+    _add_benchmark_options(run)
+
 
     report = _command(commands, "report", "HTML report, figures and tables from run folders")
     report.add_argument("rundirs", nargs="+", metavar="RUNDIR")
@@ -278,128 +243,84 @@ def _judge_options(args: argparse.Namespace) -> dict | list[dict]:
     return options
 
 
+def _run_registry() -> dict[str, Any]:
+    """Every runnable benchmark by name (their run objects declare their own flags)."""
+    from .registry import run_benchmarks
+
+    return {bench.name: bench for bench in run_benchmarks()}
+
+
+def _flag_attr(flag: str) -> str:
+    return flag.lstrip("-").replace("-", "_")
+
+
+def _add_benchmark_options(run: argparse.ArgumentParser) -> None:
+    """The flags the benchmarks declare (``Option``), one argument per flag: a flag two benchmarks share
+    (``--config``) is declared alike by both and its help joins theirs. Values default to "not given"."""
+    by_flag: dict[str, list[Any]] = {}
+    for bench in _run_registry().values():
+        for option in bench.options:
+            by_flag.setdefault(option.flag, []).append(option)
+    for flag, options in by_flag.items():
+        first = options[0]
+        if any((o.action, o.type, o.choices) != (first.action, first.type, first.choices) for o in options):
+            raise AssertionError(f"benchmarks declare {flag} differently")  # a developer's mistake, caught by the CLI tests
+        kwargs: dict[str, Any] = {"dest": _flag_attr(flag), "help": "; ".join(o.help for o in options).replace("%", "%%")}
+        if first.action:
+            kwargs["action"] = first.action
+        else:
+            kwargs.update(type=first.type, choices=first.choices, metavar=first.metavar)
+        run.add_argument(flag, **{k: v for k, v in kwargs.items() if v is not None})
+
+
+def _benchmark_settings(bench: Any, args: argparse.Namespace) -> dict[str, Any]:
+    """The run keywords from the benchmark's flags (a flag not given: the run function's default); a flag of
+    another benchmark's is refused, by name."""
+    declared = {option.flag for option in bench.options}
+    foreign = []
+    for other in _run_registry().values():
+        for option in other.options:
+            if option.flag not in declared and option.given(getattr(args, _flag_attr(option.flag))):
+                foreign.append((option.flag, other.name))
+    if foreign:
+        flags = sorted({flag for flag, _ in foreign})
+        owners = sorted({name for _, name in foreign})
+        raise ConvbenchError(f"{' and '.join(flags)} appl{'ies' if len(flags) == 1 else 'y'} to {', '.join(owners)} "
+                             f"only, not {bench.name}")
+    settings: dict[str, Any] = {}
+    for option in bench.options:
+        settings.update(option.settings(getattr(args, _flag_attr(option.flag))))
+    return settings
+
+
 def _cmd_run(args: argparse.Namespace) -> None:
-    if args.name != "cocoeval" and (args.bootstrap is not None or args.repetition_countermeasure):
-        raise ConvbenchError("--bootstrap and --repetition-countermeasure apply to cocoeval only")
-    if args.name == "nico":
-        return _cmd_run_nico(args)
-    if args.name == "cocoeval":
-        return _cmd_run_cocoeval(args)
-    from .runner import run_nc
-
-    if not args.judge:
-        raise ConvbenchError("convbench run nc needs --judge SPEC")
-    judge_options = _judge_options(args)
-    result = run_nc(
-        model=args.model, judge=args.judge[0] if len(args.judge) == 1 else args.judge, out=args.out,
-        config=args.config, limit=args.limit,
-        max_new_tokens=args.max_new_tokens or 1024, judge_max_new_tokens=args.judge_max_new_tokens or 128,
-        first_line_only=not args.all_lines, template=args.judge_template, rules=args.rules, cache=args.cache,
-        fill_request_details=args.fill_request_details,
-        dataset=args.dataset, sources=args.sources,
-        backend_options=_model_options(args), judge_options=judge_options,
-        progress=not args.no_progress, retry_errors=args.retry_errors, shard=args.shard,
-    )
-    _print_results(result.results, result.path)
+    bench = _run_registry()[args.name]
+    settings = _benchmark_settings(bench, args)
+    least, most = bench.judges
+    judges = args.judge or []
+    if len(judges) < least:
+        raise ConvbenchError(f"convbench run {bench.name} needs --judge SPEC")
+    if most is not None and len(judges) > most:
+        raise ConvbenchError(f"convbench run {bench.name} takes {'no' if most == 0 else 'one' if most == 1 else most} "
+                             f"--judge{'' if most == 1 else 's'}")
+    if judges:
+        settings.update(judge=judges if len(judges) > 1 else judges[0], judge_options=_judge_options(args))
+    result = bench.run(model=args.model, out=args.out, limit=args.limit, shard=args.shard, cache=args.cache,
+                       dataset=args.dataset, sources=args.sources, backend_options=_model_options(args),
+                       progress=not args.no_progress, retry_errors=args.retry_errors, **settings)
+    _print_run(result)
 
 
-def _cmd_run_cocoeval(args: argparse.Namespace) -> None:
-    from .runner.cocoeval_run import run_cocoeval
+def _print_run(result: Any, rescored: bool = False) -> None:
+    """The run's summary as its benchmark presents it, its warnings, and what was written."""
+    from .registry import DEFAULT_RUN_BENCHMARK, get_benchmark
 
-    if not args.judge:
-        raise ConvbenchError("convbench run cocoeval needs --judge SPEC")
-    if len(args.judge) > 1:
-        raise ConvbenchError("convbench run cocoeval takes one --judge")
-    result = run_cocoeval(
-        model=args.model, judge=args.judge[0], out=args.out, config=args.config, split=args.split, limit=args.limit,
-        turns_per_call=args.turns_per_call, prompt=args.prompt, taxonomy=args.taxonomy,
-        max_new_tokens=args.max_new_tokens, repetition_countermeasure=args.repetition_countermeasure,
-        judge_max_new_tokens=args.judge_max_new_tokens or 1024,
-        n_bootstrap=1000 if args.bootstrap is None else args.bootstrap,
-        dataset=args.dataset, sources=args.sources, cache=args.cache,
-        backend_options=_model_options(args), judge_options=_judge_options(args),
-        progress=not args.no_progress,
-        retry_errors=args.retry_errors, shard=args.shard,
-    )
-    r = result.results
-    print(f"cocoeval: {r['n_compared']} of {r['n']} instances compared; excluded {r['excluded']}; errors: {r.get('errors', 0)}")
-    print(f"  simulation replies cut at the token limit: {r['simulation_cut_replies']} "
-          f"(instances lost to a second cut: {r['excluded']['simulation_cut']})")
-    if r.get("mismatch") is not None:
-        floor = r.get("mismatch_floor")
-        print(f"  mismatch {r['mismatch']:.1f}% (convbench's statistic; 0 = human frequencies reproduced; noise floor "
-              + (f"{floor:.1f}%)" if floor is not None else "n/a)"))
-        for name in r["model_mean"]:
-            print(f"  {name:<24} model {r['model_mean'][name]:6.2f}   human {r['human_mean'][name]:6.2f}")
-    print(f"wrote {result.path}/records.jsonl and {result.path}/results.json")
-
-
-def _cmd_run_nico(args: argparse.Namespace) -> None:
-    import json
-
-    from .runner import run_nico
-
-    if not args.task:
-        raise ConvbenchError("convbench run nico needs --task (open_domain, dialog_completion, identify_unnatural, rewrite_unnatural)")
-    if args.bertscore_layer is not None and not args.bertscore:
-        raise ConvbenchError("--bertscore-layer needs --bertscore MODEL")
-    result = run_nico(
-        task=args.task, model=args.model, out=args.out, shots=args.shots, split=args.split, limit=args.limit,
-        max_new_tokens=args.max_new_tokens or 256, dataset=args.dataset, cache=args.cache,
-        bertscore=bool(args.bertscore), bertscore_model=args.bertscore or "bert-base-chinese",
-        backend_options=_model_options(args), progress=not args.no_progress,
-        retry_errors=args.retry_errors, bertscore_layer=args.bertscore_layer, shard=args.shard,
-    )
-    scores = {k: round(v, 2) for k, v in result.results.items() if isinstance(v, float)}
-    print(f"nico {args.task} ({args.shots}-shot, {result.results['n']} examples, errors: {result.results.get('errors', 0)}): "
-          f"{json.dumps(scores, ensure_ascii=False)}")
-    print(f"wrote {result.path}/records.jsonl and {result.path}/results.json")
-
-
-def _print_results(results: dict, path: object, rescored: bool = False) -> None:
-    if "accuracy" not in results:  # a NICO or CoCoEval run: print its scores as they are
-        import json
-
-        scores = {k: round(v, 2) for k, v in results.items() if isinstance(v, float)}
-        print(f"{results.get('n')} examples, errors: {results.get('errors', 0)}: {json.dumps(scores, ensure_ascii=False)}")
-        print(f"wrote {path}/results.json")
-        return
-    print(f"accuracy {results['accuracy']:.1f}% over {results['n']} rows ({results['unparsed']} unparsed judge answers, "
-          f"errors: {results.get('errors', 0)})")
-    for name, accuracy in results.get("per_set", {}).items():
-        print(f"  {name:<20} {accuracy:6.1f}%")
-    sanity = (results.get("judge_sanity") or {}).get("labelled_repeat")
-    if sanity is not None:
-        from .runner.nc_run import REPEAT_SANITY_WARNING
-
-        print(f"judge sanity: the judge labels the repeat baseline Repeat on {sanity:.1f}% of Repeat Request rows")
-        if sanity < REPEAT_SANITY_WARNING:
-            warn(f"the judge labels verbatim repeats Repeat on only {sanity:.1f}% of Repeat Request rows "
-                 f"(a sound judge: near 100%); its labels may not be trustworthy")
-    _print_judges(results)
-    stats = results.get("stats", {})
-    if stats and not rescored:
-        print(f"model calls {stats.get('model_calls')}, judge calls {stats.get('judge_calls')} (the rest from cache)")
-    print(f"wrote {path}/records.jsonl and {path}/results.json")
-
-
-def _print_judges(results: dict) -> None:
-    """With several judges: each judge's accuracy, then each pair's agreement (the paper's Table 7)."""
-    if not results.get("per_judge"):
-        return
-    print("per judge (the first is the primary judge: the accuracy above is its accuracy):")
-    for name, scores in results["per_judge"].items():
-        per_set = "  ".join(f"{s} {a:.1f}%" for s, a in scores.get("per_set", {}).items())
-        print(f"  {name:<30} accuracy {scores['accuracy']:5.1f}%  ({per_set}; {scores['unparsed']} unparsed, "
-              f"errors: {scores.get('errors', 0)})")
-
-    def number(value: float | None, form: str) -> str:
-        return "n/a" if value is None else format(value, form)
-
-    for pair, a in results.get("judge_agreement", {}).items():
-        print(f"judge agreement {pair} ({a['n']} rows): label kappa {number(a['label_kappa'], '.3f')} "
-              f"({number(a['label_percent'], '.1f')}%), pass/fail kappa {number(a['pass_kappa'], '.3f')} "
-              f"({number(a['pass_percent'], '.1f')}%)")
+    bench = get_benchmark(result.results.get("signature", {}).get("benchmark", DEFAULT_RUN_BENCHMARK))
+    for line in bench.summary(result.results, rescored=rescored):
+        print(line)
+    for line in bench.warnings(result.results):
+        warn(line)
+    print(f"wrote {result.path}/results.json" if rescored else f"wrote {result.path}/records.jsonl and {result.path}/results.json")
 
 
 def _cmd_report(args: argparse.Namespace) -> None:
@@ -482,7 +403,7 @@ def _cmd_score(args: argparse.Namespace) -> None:
         raise ConvbenchError("convbench score takes a run folder (RUNDIR [--rules]) or --from-lm-eval SAMPLES.jsonl "
                              f"--judge SPEC --out RUN{'; ' + ', '.join(given) + ' go with --from-lm-eval' if given else ''}")
     result = score_run(args.rundir, rules=args.rules)
-    _print_results(result.results, result.path, rescored=True)
+    _print_run(result, rescored=True)
 
 
 def _cmd_merge(args: argparse.Namespace) -> None:
@@ -490,7 +411,7 @@ def _cmd_merge(args: argparse.Namespace) -> None:
 
     result = merge_runs(args.rundirs, args.out)
     print(f"merged {len(args.rundirs)} shards ({len(result.records)} rows) into {result.path}")
-    _print_results(result.results, result.path, rescored=True)
+    _print_run(result, rescored=True)
 
 
 def _cmd_score_lm_eval(args: argparse.Namespace) -> None:
@@ -505,7 +426,7 @@ def _cmd_score_lm_eval(args: argparse.Namespace) -> None:
         sources=args.sources, cache=args.cache, judge_options={"base_url": args.judge_base_url} if args.judge_base_url else None,
         progress=not args.no_progress,
     )
-    _print_results(result.results, result.path)
+    _print_run(result)
 
 
 def _cmd_lm_eval_path(args: argparse.Namespace) -> None:
@@ -522,7 +443,7 @@ def _cmd_import_inspect(args: argparse.Namespace) -> None:
     from .integrations.inspect.importer import import_inspect_log
 
     result = import_inspect_log(args.log, args.out, epoch=args.epoch)
-    _print_results(result.results, result.path, rescored=True)
+    _print_run(result, rescored=True)
 
 
 def _cmd_cache(args: argparse.Namespace) -> None:

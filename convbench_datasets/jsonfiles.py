@@ -51,8 +51,10 @@ def read_json(path: str | os.PathLike[str]) -> dict[str, Any]:
     try:
         value = json.loads(text)
     except json.JSONDecodeError as err:
-        # an error at the end of the text: the document stopped before it was complete
-        hint = _CUT_SHORT if err.pos >= len(text.rstrip()) else ""
+        # an error at the end of the text, or a string still open there (json points at where it opened):
+        # the document stopped before it was complete
+        cut = err.pos >= len(text.rstrip()) or err.msg.startswith("Unterminated string")
+        hint = _CUT_SHORT if cut else ""
         raise DataFormatError(
             f"{os.fspath(path)} line {err.lineno}: not valid JSON ({_explain(err)}){hint}"
         ) from None

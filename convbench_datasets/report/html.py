@@ -97,7 +97,7 @@ def _save_table(frame: Any, folder: Path, name: str, legend: str | None = None) 
 def _nc_section(runs: list[Run], out: Path, reference: bool = True) -> list[str]:
     import pandas as pd
 
-    from ..runner.nc_run import REPEAT_SANITY_WARNING
+    from ..nc.run import REPEAT_SANITY_WARNING
 
     table = nc_table(runs, reference=reference)
     legend = paper_legend() if reference else None

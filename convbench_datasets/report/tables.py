@@ -239,7 +239,7 @@ def nc_judge_sanity(runs: list[Run]) -> Any:
     ``REPEAT_SANITY_WARNING`` (a sound judge: near 100%)."""
     import pandas as pd
 
-    from ..runner.nc_run import REPEAT_SANITY_WARNING
+    from ..nc.run import REPEAT_SANITY_WARNING
 
     rows = []
     for run in runs:

@@ -1,9 +1,10 @@
-"""Running models on benchmarks: backends, the response cache, and the generate -> judge -> score pipeline."""
+"""Running models on any benchmark: backends, the response cache, stages, and the pipeline that drives
+a :class:`convbench_datasets.benchmark.Benchmark` (``run``, ``score_run``). Benchmark-agnostic: each
+benchmark's run function lives in its own package (``convbench_datasets.run_nc`` and the like)."""
 
 from .backends import Backend, Generation, GenerationParams, backend_from_spec
 from .cache import ResponseCache
-from .nc_run import NCRun, run_nc, score_run
-from .nico_run import run_nico
+from .pipeline import run, score_run
 from .run_folder import RunResult
 from .stage import RunIncomplete
 
@@ -13,10 +14,8 @@ __all__ = [
     "GenerationParams",
     "backend_from_spec",
     "ResponseCache",
-    "run_nc",
-    "run_nico",
     "RunResult",
+    "run",
     "score_run",
-    "NCRun",
     "RunIncomplete",
 ]

@@ -31,7 +31,7 @@ class RunResult:
         return pd.DataFrame(self.records)
 
     def pattern_table(self) -> Any:
-        """NC-Bench: accuracy per (set, pattern) as a DataFrame, in percent."""
+        """Accuracy per (set, pattern) as a DataFrame, in percent, for results that have ``per_set_pattern``."""
         import pandas as pd
 
         rows = [
@@ -112,7 +112,8 @@ def read_folder(path: str | os.PathLike[str]) -> tuple[Path, list[dict[str, Any]
 
 
 def row_id(record: Any) -> str:
-    """A record's row id as stored in ``results.json``'s ``row_ids``: ``set/id`` for NC-Bench, else ``id``."""
+    """A record's row id as stored in ``results.json``'s ``row_ids``: ``set/id`` for a record with a
+    ``set`` (ids repeat across sets), else ``id``."""
     if not isinstance(record, dict):
         return repr(record)
     return f"{record['set']}/{record.get('id')}" if "set" in record else str(record.get("id"))

@@ -4,7 +4,7 @@ Which rows a shard runs: the rows the config, split and ``--limit`` select (the 
 sharded ``--limit 100`` splits those 100 rows), taken by position, round robin: the row at position k
 (counting from 0, in the dataset's order) goes to shard ``k mod N + 1``. Shards are numbered 1 to N;
 every row is in exactly one shard, sizes differ by at most one, and each shard holds a spread of the
-whole dataset (NC-Bench's rows are grouped by set and pattern, so contiguous slices would not).
+whole dataset (a dataset's rows are often grouped, by set and pattern say, so contiguous slices would not).
 
 A shard folder is a run folder. Its signature is the whole run's (``rows`` and ``dataset_fingerprint``
 describe every selected row, so they are equal across the shards and to an unsharded run's) plus
@@ -140,10 +140,15 @@ def merge_runs(runs: Sequence[str | os.PathLike[str]], out: str | os.PathLike[st
                                  f"their signature declares (row ids differ from row_ids_sha256 {expected[:12]}...): "
                                  "were records edited? Rerun the shards")
         stack.enter_context(run_lock(target))
+        from ..registry import DEFAULT_RUN_BENCHMARK, get_benchmark
+
+        # what re-scoring cannot recompute (a model's figure), joined from the shards by their benchmark
+        carried = get_benchmark(signature.get("benchmark", DEFAULT_RUN_BENCHMARK)).carried(
+            [results for _, _, results, _ in ordered], signature)
         results = {"signature": signature, "stats": _merged_stats(ordered),
-                   "row_ids": [row_id(r) for r in merged], **_merged_bertscore(ordered, signature)}
+                   "row_ids": [row_id(r) for r in merged], **carried}
         write_folder(target, merged, results)
-    from .nc_run import score_run  # it dispatches to each benchmark's scoring, as `convbench score` does
+    from .pipeline import score_run  # each benchmark's re-scoring, as `convbench score` does
 
     return score_run(target)
 
@@ -233,22 +238,3 @@ def _merged_stats(ordered: list[tuple[Path, list[dict[str, Any]], dict[str, Any]
         merged["created"] = min(created)
     merged["merged_from"] = [str(folder) for folder, *_ in ordered]
     return merged
-
-
-def _merged_bertscore(ordered: list[tuple[Path, list[dict[str, Any]], dict[str, Any], dict[str, Any]]],
-                      signature: dict[str, Any]) -> dict[str, Any]:
-    """NICO's BERTScore, which re-scoring cannot recompute (it loads no model): the shards' mean F1
-    weighted by their rows (the mean over all rows) when no shard failed and no idf weighting (which
-    depends on every reference) was used; else None, with ``bertscore_error`` saying why."""
-    figures = [results for _, _, results, _ in ordered if "bertscore_f1" in results]
-    if not figures:
-        return {}
-    if len(figures) != len(ordered) or any(r["bertscore_f1"] is None for r in figures):
-        errors = [str(r.get("bertscore_error")) for r in figures if r.get("bertscore_error")]
-        return {"bertscore_f1": None, "bertscore_error": "not merged: BERTScore failed or is missing in a shard"
-                + (f" ({errors[0]})" if errors else "")}
-    if signature.get("bertscore_idf"):
-        return {"bertscore_f1": None, "bertscore_error": "not merged: idf weights depend on every reference; "
-                "rerun unsharded for BERTScore with idf"}
-    total = sum(r["n"] for r in figures)
-    return {"bertscore_f1": sum(r["bertscore_f1"] * r["n"] for r in figures) / total}

@@ -46,7 +46,7 @@ class ServerRefusesAll(ConvbenchError):
 
 
 # Backends that have given an answer (live or from the cache) in this process: a model that answered
-# exists, so its later refusals are the rows' own (a CoCoEval round whose prompts all grew too long).
+# exists, so its later refusals are the rows' own (a later round of a multi-round stage whose prompts all grew too long).
 _ANSWERED: weakref.WeakSet[Backend] = weakref.WeakSet()
 SAME_REFUSAL_MIN = 3  # requests refused alike before a stage calls it the server's doing (fewer: all of them)
 POLL_FIRST, POLL_MAX = 0.05, 2.0  # seconds between looks for answers another process is asking for (doubling)

@@ -18,7 +18,7 @@ pytest.importorskip("inspect_ai", reason="inspect_ai is not installed (pip insta
 pytestmark = pytest.mark.filterwarnings("ignore:The 'initial' parameter is deprecated:DeprecationWarning")
 
 from convbench_datasets.integrations.inspect import cocoeval, import_inspect_log  # noqa: E402
-from convbench_datasets.runner.cocoeval_run import run_cocoeval  # noqa: E402
+from convbench_datasets.cocoeval.run import run_cocoeval  # noqa: E402
 from tests.integrations.inspect_support import ScriptedBackend, inspect_model, pick, reported, run_inspect  # noqa: E402
 
 CONFIG, LIMIT = "qmsum_committee", 4

@@ -20,7 +20,7 @@ from inspect_ai.log import EvalLog  # noqa: E402
 
 from convbench_datasets.cli import main  # noqa: E402
 from convbench_datasets.integrations.inspect import import_inspect_log, nc  # noqa: E402
-from convbench_datasets.runner import run_nc  # noqa: E402
+from convbench_datasets import run_nc  # noqa: E402
 from convbench_datasets.runner.backends import Generation  # noqa: E402
 from tests.integrations.inspect_support import ScriptedBackend, inspect_model, pick, reported, run_inspect  # noqa: E402
 

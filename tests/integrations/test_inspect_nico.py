@@ -15,7 +15,7 @@ pytest.importorskip("inspect_ai", reason="inspect_ai is not installed (pip insta
 pytestmark = pytest.mark.filterwarnings("ignore:The 'initial' parameter is deprecated:DeprecationWarning")
 
 from convbench_datasets.integrations.inspect import import_inspect_log, nico  # noqa: E402
-from convbench_datasets.runner import run_nico  # noqa: E402
+from convbench_datasets import run_nico  # noqa: E402
 from convbench_datasets.scoring.nico_generation import score_generation  # noqa: E402
 from tests.integrations.inspect_support import ScriptedBackend, inspect_model, pick, reported, run_inspect  # noqa: E402
 from tests.support.scripted import GENERATION_KEYS, IDENTIFY_KEYS, TURNS, nico_finder, nico_turn  # noqa: E402

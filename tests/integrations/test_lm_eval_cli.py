@@ -65,7 +65,7 @@ def test_the_documented_lm_eval_command_reports_convbench_scores(nico_built: Pat
     pytest.importorskip("lm_eval", reason="lm-eval is not installed (pip install -e \".[lm-eval]\")")
     from tests.integrations.lm_eval_support import ScriptedBackend
 
-    from convbench_datasets.runner import run_nico
+    from convbench_datasets import run_nico
 
     lm_eval_cli, convbench_cli = Path(sys.executable).with_name("lm_eval"), Path(sys.executable).with_name("convbench")
     if not (lm_eval_cli.is_file() and convbench_cli.is_file()):

@@ -13,7 +13,7 @@ import pytest
 pytest.importorskip("lm_eval", reason="lm-eval is not installed (pip install -e \".[lm-eval]\")")
 
 from convbench_datasets.errors import ConvbenchError  # noqa: E402
-from convbench_datasets.runner import run_nico  # noqa: E402
+from convbench_datasets import run_nico  # noqa: E402
 from convbench_datasets.scoring.inputs import MAX_TEXT_CHARS  # noqa: E402
 from convbench_datasets.scoring.nico_generation import score_generation  # noqa: E402
 from tests.integrations.lm_eval_support import ScriptedBackend, ScriptedLM, pick, reported, run_lm_eval  # noqa: E402

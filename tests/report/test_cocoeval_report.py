@@ -11,7 +11,7 @@ pytest.importorskip("matplotlib", reason="reports need the report extra")
 
 from convbench_datasets.report import cocoeval_ratings_table, cocoeval_source_table, load_runs, write_report  # noqa: E402
 from convbench_datasets.report.figures import MISSING, cocoeval_source_figure  # noqa: E402
-from convbench_datasets.runner.cocoeval_run import score_records  # noqa: E402
+from convbench_datasets.cocoeval.run import score_records  # noqa: E402
 from convbench_datasets.runner.run_folder import write_folder  # noqa: E402
 
 NAMES = ["Repetition", "Off Topic"]

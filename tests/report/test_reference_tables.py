@@ -26,7 +26,7 @@ from convbench_datasets.report import (  # noqa: E402
     nc_task_table,
     write_report,
 )
-from convbench_datasets.runner.nc_run import REPEAT_SANITY_WARNING, write_run  # noqa: E402
+from convbench_datasets.nc.run import REPEAT_SANITY_WARNING, write_run  # noqa: E402
 
 MARK = "\u2020"
 REPEAT = ["Repeat", "Partial Repeat"]

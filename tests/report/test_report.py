@@ -15,7 +15,7 @@ pytest.importorskip("matplotlib", reason="reports need the report extra")
 from convbench_datasets.cli import main  # noqa: E402
 from convbench_datasets.report import load_runs, nc_table, write_report  # noqa: E402
 from convbench_datasets.report.html import markdown_table  # noqa: E402
-from convbench_datasets.runner.nc_run import write_run  # noqa: E402
+from convbench_datasets.nc.run import write_run  # noqa: E402
 
 REPEAT = ["Repeat", "Partial Repeat"]
 ANSWER = ["Answer", "NonAnswer"]

@@ -15,7 +15,7 @@ import pytest
 from convbench_datasets.cli import main
 from convbench_datasets.errors import DataFormatError
 from convbench_datasets.report.runs import load_runs
-from convbench_datasets.runner.nc_run import write_run
+from convbench_datasets.nc.run import write_run
 
 REPEAT = ["Repeat", "Partial Repeat"]
 

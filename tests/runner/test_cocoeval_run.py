@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from convbench_datasets.runner import Backend, Generation, GenerationParams
-from convbench_datasets.runner.cocoeval_run import run_cocoeval
+from convbench_datasets.cocoeval.run import run_cocoeval
 
 
 class Scripted(Backend):
@@ -238,7 +238,7 @@ def test_the_repetition_countermeasure_copies_then_drops_the_copy(cocoeval_built
 
 
 def test_token_limit_scales_with_turns_per_call() -> None:
-    from convbench_datasets.runner.cocoeval_run import simulation_token_limit
+    from convbench_datasets.cocoeval.run import simulation_token_limit
 
     # 256 tokens per turn written, at least 1024 (the former fixed default)
     assert [simulation_token_limit(n) for n in (1, 5, 30)] == [1024, 1280, 7680]
@@ -248,7 +248,7 @@ def test_token_limit_scales_with_turns_per_call() -> None:
 def test_cli_passes_bootstrap_and_the_countermeasure(monkeypatch: pytest.MonkeyPatch) -> None:
     from convbench_datasets import cli
     from convbench_datasets.errors import ConvbenchError
-    from convbench_datasets.runner import cocoeval_run
+    from convbench_datasets.cocoeval import run as cocoeval_run
 
     seen: dict = {}
 

@@ -15,7 +15,8 @@ import pytest
 from convbench_datasets.cli import main
 from convbench_datasets.nc.judge_prompt import judge_messages
 from convbench_datasets.nc.released_prompt import released_prompt
-from convbench_datasets.runner import Backend, Generation, GenerationParams, run_nc, score_run
+from convbench_datasets.runner import Backend, Generation, GenerationParams
+from convbench_datasets import run_nc, score_run
 
 
 class Recorder(Backend):

@@ -8,9 +8,9 @@ from pathlib import Path
 import pytest
 
 from convbench_datasets.cli import main
-from convbench_datasets.runner import run_nico
+from convbench_datasets import run_nico
 from convbench_datasets.runner.backends import Backend, Generation
-from convbench_datasets.runner.nico_run import clean_turn
+from convbench_datasets.nico.run import clean_turn
 from tests.support.openai_server import openai_server
 
 
@@ -122,7 +122,7 @@ def test_run_nico_passes_the_bertscore_layer(nico_built: Path, tmp_path: Path) -
         assert run.results["bertscore_f1"] == pytest.approx(100.0 * float(f1.mean()), abs=1e-6)
         assert "bertscore_error" not in run.results
     # re-scoring loads no model: the run's BERTScore is carried over and said to be, not dropped
-    from convbench_datasets.runner import score_run
+    from convbench_datasets import score_run
 
     rescored = score_run(tmp_path / "run-2").results
     assert rescored["bertscore_f1"] == run.results["bertscore_f1"]
@@ -193,7 +193,7 @@ def test_a_failed_rows_record_holds_what_was_scored(nico_built: Path, tmp_path: 
 
 def test_score_identify_reads_answers_knowing_the_dialogue() -> None:
     # "说明：明天休息。" alone is a comment line (dropped); as a sentence of the dialogue it is a prediction.
-    from convbench_datasets.runner.nico_run import score_identify
+    from convbench_datasets.nico.run import score_identify
 
     gold, answer = ["我认为此价格偏高，"], "我认为此价格偏高，\n说明：明天休息。"
     alone, rows = score_identify([answer], [gold], [False])

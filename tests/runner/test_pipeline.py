@@ -9,7 +9,8 @@ from pathlib import Path
 import pytest
 
 from convbench_datasets.cli import main
-from convbench_datasets.runner import Backend, Generation, GenerationParams, ResponseCache, run_nc, score_run
+from convbench_datasets.runner import Backend, Generation, GenerationParams, ResponseCache
+from convbench_datasets import run_nc, score_run
 from tests.support.openai_server import label_for, openai_server
 
 RECORD_KEYS = {"set", "id", "task", "pattern", "response", "judge_output", "labels", "out_of_set", "unrecognised", "unparsed",

@@ -10,7 +10,8 @@ from pathlib import Path
 
 import pytest
 
-from convbench_datasets.runner import Backend, Generation, GenerationParams, ResponseCache, run_nc
+from convbench_datasets.runner import Backend, Generation, GenerationParams, ResponseCache
+from convbench_datasets import run_nc
 from convbench_datasets.runner.stage import RunIncomplete
 from tests.support.openai_server import ServerState, openai_server
 

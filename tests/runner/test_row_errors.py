@@ -10,7 +10,8 @@ from pathlib import Path
 import pytest
 
 from convbench_datasets.cli import main
-from convbench_datasets.runner import ResponseCache, run_nc
+from convbench_datasets.runner import ResponseCache
+from convbench_datasets import run_nc
 from convbench_datasets.runner.backends.openai_compat import OpenAICompatBackend, RetryPolicy
 from tests.support.openai_server import affected, openai_server
 
@@ -113,7 +114,7 @@ def test_transient_failures_still_leave_the_run_incomplete(nc_built: Path, tmp_p
 
 
 def test_nico_identify_errors_score_as_failures(nico_built: Path, tmp_path: Path) -> None:
-    from convbench_datasets.runner import run_nico
+    from convbench_datasets import run_nico
 
     with openai_server() as (url, state):
         run = run_nico(task="identify_unnatural", model="openai:refuse", out=tmp_path / "run", split="train",
@@ -132,7 +133,7 @@ def test_nico_identify_errors_score_as_failures(nico_built: Path, tmp_path: Path
 
 
 def test_nico_generation_errors_are_empty_turns(nico_built: Path, tmp_path: Path) -> None:
-    from convbench_datasets.runner import run_nico
+    from convbench_datasets import run_nico
 
     with openai_server() as (url, state):
         run = run_nico(task="open_domain", model="openai:refuse", out=tmp_path / "run", split="train",

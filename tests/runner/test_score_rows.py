@@ -9,7 +9,7 @@ import pytest
 
 from convbench_datasets.cli import main
 from convbench_datasets.errors import ConvbenchError
-from convbench_datasets.runner import run_nc, run_nico, score_run
+from convbench_datasets import run_nc, run_nico, score_run
 from convbench_datasets.runner.run_folder import check_complete
 
 
@@ -43,7 +43,7 @@ def test_nico_score_refuses_lost_rows(nico_built: Path, tmp_path: Path) -> None:
 
 
 def test_cocoeval_score_refuses_lost_rows(cocoeval_built: Path, tmp_path: Path) -> None:
-    from convbench_datasets.runner.cocoeval_run import run_cocoeval
+    from convbench_datasets.cocoeval.run import run_cocoeval
     from tests.runner.test_cocoeval_run import Scripted
 
     run_cocoeval(model=Scripted(), judge=Scripted(), out=tmp_path / "run", config="iq2", limit=3,

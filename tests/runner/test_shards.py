@@ -13,8 +13,8 @@ import pytest
 
 from convbench_datasets.cli import main
 from convbench_datasets.errors import ConvbenchError
-from convbench_datasets.runner import run_nc, run_nico, score_run
-from convbench_datasets.runner.cocoeval_run import run_cocoeval
+from convbench_datasets import run_nc, run_nico, score_run
+from convbench_datasets.cocoeval.run import run_cocoeval
 from convbench_datasets.runner.shards import merge_runs, parse_shard, row_ids_sha256, select_shard
 
 # no model anywhere: the repeat baseline answers, the smoke judge labels (runner/backends/baseline.py)

@@ -11,7 +11,8 @@ import pytest
 from convbench_datasets.cli import main
 from convbench_datasets.nc import judge_messages
 from convbench_datasets.runner.backends import backend_from_spec
-from convbench_datasets.runner.backends.baseline import previous_assistant_turn, smoke_judge_label
+from convbench_datasets.nc.smoke_judge import smoke_judge_label
+from convbench_datasets.runner.backends.baseline import previous_assistant_turn
 
 ROW = {"messages": [{"role": "user", "content": "Which fund should I pick?"},
                     {"role": "assistant", "content": "Index funds are passively managed."},

@@ -121,7 +121,7 @@ def test_a_cocoeval_judge_server_that_cannot_work_fails_before_the_simulation(co
     import socket
 
     from convbench_datasets.errors import ConvbenchError
-    from convbench_datasets.runner.cocoeval_run import run_cocoeval
+    from convbench_datasets.cocoeval.run import run_cocoeval
     from tests.runner.test_cocoeval_run import Scripted as Simulator
 
     with socket.socket() as sock:
@@ -149,7 +149,7 @@ def test_an_nc_judge_server_that_cannot_work_fails_before_generation(nc_built: P
     import socket
 
     from convbench_datasets.errors import ConvbenchError
-    from convbench_datasets.runner import run_nc
+    from convbench_datasets import run_nc
     from tests.runner.test_judge_template_run import Recorder
 
     with socket.socket() as sock:

@@ -34,7 +34,8 @@ from pathlib import Path
 import pytest
 
 from convbench_datasets.cli import main
-from convbench_datasets.runner import Backend, Generation, GenerationParams, run_nc, score_run
+from convbench_datasets.runner import Backend, Generation, GenerationParams
+from convbench_datasets import run_nc, score_run
 from tests.runner.test_pipeline import RECORD_KEYS
 
 ANSWERS_A = ["Definition", "Definition", "Definition", "Definition", "Example", "Repeat", "Paraphrase",

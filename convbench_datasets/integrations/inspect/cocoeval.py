@@ -1,11 +1,10 @@
 """CoCoEvalBench as an inspect_ai task: ``inspect eval convbench/cocoeval --model M --model-role grader=J``.
 
-The solver simulates the 30 turns after each instance's history with convbench's simulation prompt
-(``simulation_prompt``: ``vanilla`` or ``taxonomy``, 1, 5 or 30 turns per call) and reads each reply
-with ``parse_continuation``, following the policy of ``convbench run cocoeval`` (``runner/cocoeval_run.py``):
-a reply with a problem is shown back with it ``max_repairs`` times, then its usable turns are kept and
-the problem counted, and an instance with nothing usable stops; a reply cut at the token limit is asked
-again once with twice the limit, and a second cut stops the instance. The scorer asks the grader, for
+The solver simulates the 30 turns after each instance's history by driving the same per-instance
+state machine as ``convbench run cocoeval`` (``cocoeval/simulation_loop.py``: ``simulation_prompt``,
+``vanilla`` or ``taxonomy``, 1, 5 or 30 turns per call; ``parse_continuation``; the repair, stall and
+cut-retry policy), so the policy exists once; only the model calls are inspect's, one sample at a time
+where the runner batches each round over all instances. The scorer asks the grader, for
 the simulated and the human continuation alike, which turns show each behaviour and for the 1-10
 ratings (``judge_prompt``, ``parse_behaviours``, ``parse_overall``, with the same repair round), and
 keeps the run's record (``_record``). The metric is ``score_records`` over the epoch's instances: per
@@ -30,7 +29,6 @@ from inspect_ai.model import (
 from inspect_ai.scorer import Metric, SampleScore, Score, Scorer, Target, metric, scorer
 from inspect_ai.solver import Generate, Solver, TaskState, solver
 
-from ...cocoeval.instances import WINDOW
 from ...cocoeval.simulation import (
     COPIED_TURNS,
     COPY_PRESENCE_PENALTY,
@@ -38,19 +36,17 @@ from ...cocoeval.simulation import (
     judge_prompt,
     occurrences,
     parse_behaviours,
-    parse_continuation,
     parse_overall,
     rubric,
-    simulation_prompt,
     templates,
 )
+from ...cocoeval.simulation_loop import CUT_RETRY_FACTOR, InstanceSimulation
 from ...cocoeval.taxonomy import Behaviour, load_taxonomy
-from ...runner.cocoeval_run import (
-    CUT_RETRY_FACTOR,
+from ...cocoeval.run import (
     TOKENS_PER_TURN,
     TURNS_PER_CALL,
     _record,
-    _rows,
+    read_rows as _rows,
     _sha,
     score_records,
     simulation_token_limit,
@@ -161,12 +157,11 @@ def cocoeval_simulate(turns_per_call: int = 5, prompt: str = "vanilla", taxonomy
     behaviours = load_taxonomy(taxonomy)
     config = GenerateConfig(temperature=0.0, max_tokens=max_tokens,
                             presence_penalty=COPY_PRESENCE_PENALTY if copied else None)
-    larger = config.merge(GenerateConfig(max_tokens=CUT_RETRY_FACTOR * max_tokens))
 
     async def solve(state: TaskState, generate: Generate) -> TaskState:
         model = get_model()
-        simulation = await _simulate(model, state.metadata, behaviours, turns_per_call, prompt, config, larger,
-                                     copied, max_repairs)
+        simulation = await _simulate(model, InstanceSimulation(state.metadata, behaviours, turns_per_call, prompt,
+                                                               max_repairs, max_tokens, copied), config)
         state.store.set(SIMULATION_STORE_KEY, simulation)
         text = "\n".join(f"{t['speaker']}: {t['utterance']}" for t in simulation["turns"])
         state.output = ModelOutput.from_content(model.name, text)
@@ -176,51 +171,15 @@ def cocoeval_simulate(turns_per_call: int = 5, prompt: str = "vanilla", taxonomy
     return solve
 
 
-async def _simulate(model: Model, row: Mapping[str, Any], behaviours: Sequence[Behaviour], turns_per_call: int,
-                    style: str, config: GenerateConfig, larger: GenerateConfig, copied: int,
-                    max_repairs: int) -> dict[str, Any]:
-    """One instance's simulation, in the shape ``cocoeval_run.simulate`` gives each row."""
-    turns: list[dict[str, str]] = []
-    problems: list[str] = []
-    replies: list[str] = []
-    reasons: list[str | None] = []
-    repairs = persisting = cut = 0
-    cut_failure: str | None = None
-    while len(turns) < WINDOW:
-        wanted = min(turns_per_call, WINDOW - len(turns))
-        messages = chat_messages(simulation_prompt(row, turns, wanted, style, behaviours,
-                                                   problems[-1] if repairs else None, copied))
-        reply = await model.generate(messages, config=config)
-        if finish_reason(reply) == "length":  # a cut reply is never read: asked again with twice the limit
-            cut += 1
-            replies.append(reply.completion)
-            reasons.append("length")
-            reply = await model.generate(messages, config=larger)
-            if finish_reason(reply) == "length":
-                cut += 1
-                replies.append(reply.completion)
-                reasons.append("length")
-                cut_failure = (f"simulation reply cut at the token limit ({config.max_tokens} tokens, "
-                               f"then {larger.max_tokens})")
-                break
-        replies.append(reply.completion)
-        reasons.append(finish_reason(reply))
-        new, problem = parse_continuation(reply.completion, row, turns, wanted, copied)
-        if problem is None:
-            turns.extend(new)
-            repairs = 0
-            continue
-        problems.append(problem)
-        if repairs < max_repairs:
-            repairs += 1
-            continue
-        repairs = 0
-        persisting += 1
-        if not new:
-            break
-        turns.extend(new)
-    return {"turns": turns, "problems": problems, "complete": len(turns) == WINDOW, "replies": replies,
-            "finish_reasons": reasons, "persisting": persisting, "error": None, "cut": cut, "cut_failure": cut_failure}
+async def _simulate(model: Model, simulation: InstanceSimulation, config: GenerateConfig) -> dict[str, Any]:
+    """Drive one instance's state machine with this sample's model; the result has the shape
+    ``cocoeval.run.simulate`` gives each row. A cut retry gets the state machine's larger limit. A failed
+    call raises (inspect retries and fails the sample), so no per-row error is passed on."""
+    while (request := simulation.next_request()) is not None:
+        reply = await model.generate(chat_messages(request.messages),
+                                     config=config.merge(GenerateConfig(max_tokens=request.max_new_tokens)))
+        simulation.take(reply.completion, finish_reason(reply))
+    return simulation.result()
 
 
 @metric(scores="unreduced")

@@ -128,7 +128,7 @@ def _failure(sample: EvalSample) -> str:
 
 
 def _nc_records(samples: list[EvalSample], settings: Mapping[str, Any]) -> list[dict[str, Any]]:
-    from ...runner.nc_run import _record
+    from ...nc.run import _record
 
     records = []
     for sample in samples:
@@ -167,7 +167,7 @@ def _nico_records(samples: list[EvalSample], settings: Mapping[str, Any]) -> lis
 
 
 def _cocoeval_records(samples: list[EvalSample], settings: Mapping[str, Any]) -> list[dict[str, Any]]:
-    from ...runner.cocoeval_run import _record
+    from ...cocoeval.run import _record
 
     records = []
     for sample in samples:
@@ -188,7 +188,7 @@ _RECORDS: dict[str, Callable[[list[EvalSample], Mapping[str, Any]], list[dict[st
 
 def _signature(eval_log: EvalLog, settings: Mapping[str, Any], samples: list[EvalSample], where: str,
                epoch: int) -> dict[str, Any]:
-    from ...runner.nc_run import dataset_fingerprint
+    from ...runner.pipeline import dataset_fingerprint
 
     spec = eval_log.eval
     grader = (spec.model_roles or {}).get(GRADER_ROLE)

@@ -22,7 +22,8 @@ from inspect_ai.solver import TaskState, generate
 from ...nc.judge_prompt import TemplateChoice, judge_messages, resolve_template, template_name
 from ...nc.patterns import pattern_table
 from ...nc.released_prompt import ReleasedPrompt
-from ...runner.nc_run import CONFIGS, JUDGE_MAX_NEW_TOKENS, PARSING_OF_RULES, _rows
+from ...nc.run import CONFIGS, JUDGE_MAX_NEW_TOKENS, PARSING_OF_RULES
+from ...nc.run import read_rows as _rows
 from ...scoring.ncbench_action import judge_row, score_actions
 from ._common import (
     chat_messages,
@@ -76,7 +77,7 @@ def nc(
         raise ValueError(f"unknown NC-Bench config {config!r}; choose one of {', '.join(CONFIGS)}")
     if rules not in PARSING_OF_RULES:
         raise ValueError(f"rules must be one of {', '.join(PARSING_OF_RULES)}, got {rules!r}")
-    rows = _rows(config, dataset, sources, None)
+    rows = _rows(config, dataset, sources)
     wording = resolve_template(template, sources=sources)
     if fill_request_details and not isinstance(wording, ReleasedPrompt):
         raise ValueError("fill_request_details applies to the released judge prompt only "

@@ -26,7 +26,8 @@ from inspect_ai.solver import TaskState, generate
 
 from ...nico.prompts import pick_shots, render_prompt, templates_sha256
 from ...nico.tasks import TASKS
-from ...runner.nico_run import SHOTS, _rows, clean_turn, score_identify, too_long_error
+from ...nico.run import SHOTS, clean_turn, score_identify, too_long_error
+from ...nico.run import read_rows as _rows
 from ...scoring.nico_generation import TOKENIZERS, score_generation
 from ...scoring.unnatural_prf import parse_answer
 from ._common import finish_reason, greedy, mean_over_epochs, task_metadata

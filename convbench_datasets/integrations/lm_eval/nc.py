@@ -13,7 +13,8 @@ from collections.abc import Mapping
 from typing import Any
 
 from ...errors import ConvbenchError
-from ...runner.nc_run import CONFIGS, _rows
+from ...nc.run import CONFIGS
+from ...nc.run import read_rows as _rows
 from ._options import task_options
 
 CONFIG_FIELD = "convbench_config"  # added to each doc: the samples then say which config they are rows of
@@ -28,7 +29,7 @@ def nc_dataset(*, nc_config: str, **metadata: Any) -> Any:
     if nc_config not in CONFIGS:
         raise ConvbenchError(f"unknown NC-Bench config {nc_config!r}; choose one of {', '.join(CONFIGS)}")
     options = task_options(metadata, ["dataset", "sources"], f"convbench NC-Bench {nc_config}")
-    rows = _rows(nc_config, options.get("dataset"), options.get("sources"), None)
+    rows = _rows(nc_config, options.get("dataset"), options.get("sources"))
     return datasets.DatasetDict({"test": datasets.Dataset.from_list([{**row, CONFIG_FIELD: nc_config} for row in rows])})
 
 

@@ -32,7 +32,8 @@ from typing import Any
 from ...errors import ConvbenchError, DataFormatError
 from ...jsonfiles import read_json, read_jsonl
 from ...runner.backends import Backend, Generation, GenerationParams, Messages
-from ...runner.nc_run import CONFIGS, JUDGE_MAX_NEW_TOKENS, _rows, run_nc
+from ...nc.run import CONFIGS, JUDGE_MAX_NEW_TOKENS, run_nc
+from ...nc.run import read_rows as _rows
 from ...runner.run_folder import RunResult, check_run_out, write_atomic
 from .nc import CONFIG_FIELD, dataset_row
 from .nico import PROMPT_FIELD
@@ -100,7 +101,7 @@ def score_lm_eval_samples(
     path = Path(samples)
     logged = _read_samples(path)
     config = _config(logged, path)
-    rows = _rows(config, dataset, sources, None)
+    rows = _rows(config, dataset, sources)
     _check_rows(logged, rows, config, path)
     kwargs = _generation_kwargs(logged, path)
     answers, digest = _answers(logged, path)

@@ -31,27 +31,24 @@ Example (no model needed: a baseline generator and a baseline "judge" that answe
 
 from __future__ import annotations
 
-import hashlib
-import json
 import os
-import time
-from collections.abc import Iterator, Sequence
-from contextlib import contextmanager
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from .._version import __version__
+from ..benchmark import Executed, Option, declare, make_plan, positive
 from ..errors import ConvbenchError
-from ..nc.judge_output import ParsedJudgement
-from ..nc.judge_prompt import JudgeTemplate, TemplateChoice, judge_messages, resolve_template, template_name
-from ..nc.patterns import pattern_table
-from ..nc.released_prompt import ReleasedPrompt
+from ..runner.backends import Backend, Generation, GenerationParams
+from ..runner.cache import ResponseCache
+from ..runner.pipeline import run, write_run as write_folder_run
+from ..runner.run_folder import RunResult
+from ..runner.session import Session
+from .judge_output import ParsedJudgement
+from .judge_prompt import JudgeTemplate, TemplateChoice, judge_messages, resolve_template, template_name
+from .patterns import pattern_table
+from .released_prompt import ReleasedPrompt
 from ..scoring.ncbench_action import judge_row, score_actions
-from .backends import Backend, Generation, GenerationParams, backend_from_spec, early_backend
-from .cache import ResponseCache
-from .run_folder import RunResult, check_complete, read_folder, row_id, run_lock, write_atomic, write_folder
-from .shards import check_shard, select_shard, shard_signature
-from .stage import Follow, StageResult, complete, pipeline, pipelines
 
 CONFIGS = ("basic", "rag", "complex_request", "all")
 # --rules picks the acceptable labels and how judge text is read: the paper's with convbench's lenient
@@ -117,190 +114,117 @@ def run_nc(
             An ``hf:`` judge (or generator and judge the same model) runs after generation, as with False.
             Results are the same either way.
     """
-    if shard is not None:
-        shard = check_shard(shard)
+    return run(BENCHMARK, model=model, judge=judge, out=out, limit=limit, shard=shard, cache=cache, dataset=dataset,
+               sources=sources, backend_options=backend_options, judge_options=judge_options, progress=progress,
+               retry_errors=retry_errors, config=config, max_new_tokens=max_new_tokens,
+               judge_max_new_tokens=judge_max_new_tokens, first_line_only=first_line_only, template=template,
+               fill_request_details=fill_request_details, rules=rules, pipelined=pipelined)
+
+
+def read_rows(config: str, dataset: str | os.PathLike[str] | None = None,
+              sources: str | os.PathLike[str] | None = None) -> list[dict[str, Any]]:
+    """The rows of an NC-Bench config: from the build ``dataset``, else the cached build (built if missing);
+    read with pyarrow, so that a run does not import ``datasets``."""
     if config not in CONFIGS:
         raise ConvbenchError(f"unknown NC-Bench config {config!r}; choose one of {', '.join(CONFIGS)}")
-    if rules not in ("paper", "released_script"):
-        raise ConvbenchError(f"rules must be 'paper' or 'released_script', got {rules!r}")
-    if limit is not None and limit < 1:
-        raise ConvbenchError(f"--limit must be at least 1, got {limit}")
-    if max_new_tokens < 1 or judge_max_new_tokens < 1:
-        raise ConvbenchError("token limits must be at least 1")
-    judges = [judge] if isinstance(judge, (str, Backend)) else list(judge)
-    if not judges:
-        raise ConvbenchError("run_nc needs at least one judge")
-    if judge_options is None or isinstance(judge_options, dict):
-        options = [judge_options] * len(judges)
-    else:
-        options = list(judge_options)
-        if len(options) != len(judges):
-            raise ConvbenchError(f"got {len(options)} judge_options for {len(judges)} judges: give one for all or one per judge")
-    path = Path(out)
-    with run_lock(path), _open_cache(cache) as store:
-        selected = _rows(config, dataset, sources, limit)
-        rows = select_shard(selected, shard)
-        sharded = shard_signature(selected, shard, dataset_fingerprint(selected)) if shard else {}
-        template = resolve_template(template, sources=sources)
-        if isinstance(template, ReleasedPrompt) and not first_line_only:
+    from ..built_rows import built_folder, read_rows as read_built
+
+    return read_built(built_folder("nc", dataset=dataset, sources=sources), config, "test")
+
+
+@dataclass
+class NCPlan:
+    """One NC-Bench run's settings (the keywords of :func:`run_nc`), checked; see :func:`run_nc`."""
+
+    config: str = "all"
+    max_new_tokens: int = 1024
+    judge_max_new_tokens: int = JUDGE_MAX_NEW_TOKENS
+    first_line_only: bool = True
+    template: Any = "released"
+    fill_request_details: bool = False
+    rules: str = "paper"
+    pipelined: bool = True
+    dataset: Any = None
+    sources: Any = None
+
+    def __post_init__(self) -> None:
+        if self.config not in CONFIGS:
+            raise ConvbenchError(f"unknown NC-Bench config {self.config!r}; choose one of {', '.join(CONFIGS)}")
+        if self.rules not in PARSING_OF_RULES:
+            raise ConvbenchError(f"rules must be 'paper' or 'released_script', got {self.rules!r}")
+        if self.max_new_tokens < 1 or self.judge_max_new_tokens < 1:
+            raise ConvbenchError("token limits must be at least 1")
+        self.template = resolve_template(self.template, sources=self.sources)
+        if isinstance(self.template, ReleasedPrompt) and not self.first_line_only:
             raise ConvbenchError("the released judge prompt judges the first line only; "
                                  "use --judge-template convbench to judge whole responses")
-        if fill_request_details and not isinstance(template, ReleasedPrompt):
+        if self.fill_request_details and not isinstance(self.template, ReleasedPrompt):
             raise ConvbenchError("--fill-request-details applies to the released judge prompt only "
                                  "(convbench's wording always names the request details)")
-        gen_params = GenerationParams(max_new_tokens=max_new_tokens)
-        judge_params = GenerationParams(max_new_tokens=judge_max_new_tokens)
-        started = time.time()
-        same = isinstance(model, str) and model == judges[0] and not options[0]
-        # judges behind a server are built now and checked before generation starts (if it has work), so an
-        # unreachable judge or a missing key fails in seconds, not after hours of generation
-        early = [None if same and k == 0 else early_backend(spec, **(opts or backend_options or {}))
-                 for k, (spec, opts) in enumerate(zip(judges, options))]
-        generator = backend_from_spec(model, **(backend_options or {}))
-        row_prompts = [r["messages"] for r in rows]
+        self.gen_params = GenerationParams(max_new_tokens=self.max_new_tokens)
+        self.judge_params = GenerationParams(max_new_tokens=self.judge_max_new_tokens)
 
+    def rows(self) -> list[dict[str, Any]]:
+        return read_rows(self.config, self.dataset, self.sources)
+
+    def execute(self, session: Session, rows: list[dict[str, Any]]) -> Executed:
         def judge_prompt(i: int, generation: Generation) -> list[dict[str, str]] | None:
             # a row without a response has nothing to judge: it keeps its error and fails
             if generation.error is not None:
                 return None
-            return judge_messages(rows[i], generation.text, template=template, first_line_only=first_line_only,
-                                  fill_request_details=fill_request_details)
+            return judge_messages(rows[i], generation.text, template=self.template,
+                                  first_line_only=self.first_line_only, fill_request_details=self.fill_request_details)
 
-        descs = ["judge" if len(judges) == 1 else f"judge {k + 1}/{len(judges)}" for k in range(len(judges))]
-        # Pipelined (the judges start on each row as its answer is stored) when no local model has to be freed
-        # for another: every judge behind a server, a baseline or an in-process stub, and not the generator itself.
-        # baseline judges are built now (nothing to load); hf judges wait for their stage.
-        if pipelined and not same:
-            early = [e if e is not None or spec_kind(spec) != "baseline" else backend_from_spec(spec)
-                     for e, spec in zip(early, judges)]
-        # (one object in two roles, or judging twice, is not run from two threads at once)
-        if (pipelined and not same and all(e is not None and pipelines(e) for e in early) and pipelines(generator)
-                and len({id(b) for b in [generator, *early]}) == 1 + len(early)):
-            judge_backends = list(early)
-            generated, followed = pipeline(
-                generator, row_prompts, gen_params, store, desc="generate", progress=progress,
-                retry_errors=retry_errors, follow=judge_prompt,
-                then=[Follow(b, judge_params, d) for b, d in zip(judge_backends, descs)])
-            for backend in [generator, *judge_backends]:
-                backend.close()
-            stages = [_spread(judged, answered, len(rows)) for answered, judged in followed]
-        else:
-            generated = complete(generator, row_prompts, gen_params, store, desc="generate",
-                                 progress=progress, retry_errors=retry_errors, preflight_also=early)
-            answered = [i for i, g in enumerate(generated.generations) if g.error is None]
-            prompts = [judge_prompt(i, generated.generations[i]) for i in answered]
-            # One local model at a time: the generator is freed before the judge loads, unless they are the same;
-            # each judge is freed before the next one loads.
-            if not same:
-                generator.close()
-            judge_backends, stages = [], []
-            for k, (spec, opts) in enumerate(zip(judges, options)):
-                judge_backend = generator if same and k == 0 else early[k] or backend_from_spec(spec, **(opts or backend_options or {}))
-                judged = complete(judge_backend, prompts, judge_params, store, desc=descs[k], progress=progress,
-                                  retry_errors=retry_errors)
-                judge_backend.close()
-                judge_backends.append(judge_backend)
-                stages.append(_spread(judged, answered, len(rows)))
-        return _finish(path, rows, generated, stages[0], generator, judge_backends[0], gen_params, judge_params,
-                       template, config, limit, first_line_only, rules, started, fill_request_details,
-                       extra=list(zip(judge_backends[1:], stages[1:])), sharded=sharded)
+        generated, stages = session.generate_then_judge([r["messages"] for r in rows], self.gen_params, judge_prompt,
+                                                        self.judge_params, pipelined=self.pipelined)
+        specs = [session.judge(k).spec for k in range(len(stages))]
+        judged, extra = stages[0], list(zip(specs[1:], stages[1:]))
+        records = [
+            _record(row, gen, jud, gen_hit, jud_hit, self.rules,
+                    [(spec, stage.generations[i], stage.cache_hits[i]) for spec, stage in extra])
+            for i, (row, gen, jud, gen_hit, jud_hit) in enumerate(zip(rows, generated.generations, judged.generations,
+                                                                      generated.cache_hits, judged.cache_hits))
+        ]
+        stats: dict[str, Any] = {
+            "model_calls": generated.model_calls,
+            "judge_calls": sum(stage.model_calls for stage in stages),  # every judge's
+            "model_cache_hits": sum(generated.cache_hits),
+            "judge_cache_hits": sum(bool(h) for stage in stages for h in stage.cache_hits),
+        }
+        if extra:  # the split per judge beside the totals
+            stats["judge_calls_per_judge"] = {name: stage.model_calls for name, stage in zip(judge_names(specs), stages)}
+        return Executed(records, stats)
+
+    def signature(self, session: Session) -> dict[str, Any]:
+        return {
+            "config": self.config,
+            "generation": self.gen_params.to_dict(),
+            "judge_generation": self.judge_params.to_dict(),
+            "judge_template_sha256": self.template.sha256,
+            "judge_template": template_name(self.template),
+            "fill_request_details": self.fill_request_details,
+            "first_line_only": self.first_line_only,
+            "rules": self.rules,
+            "parsing": PARSING_OF_RULES[self.rules],
+        }
+
+    def results(self, records: list[dict[str, Any]], signature: dict[str, Any]) -> dict[str, Any]:
+        return score_run_records(records, signature)
 
 
-def spec_kind(spec: str | Backend) -> str:
-    """``hf``, ``openai``, ``baseline`` for a spec string; ``object`` for a Backend object."""
-    return "object" if isinstance(spec, Backend) else spec.partition(":")[0]
+def score_run_records(records: list[dict[str, Any]], signature: dict[str, Any]) -> dict[str, Any]:
+    """The run's scores: the metric, the judge's sanity check on the repeat baseline, and with several
+    judges each judge's scores and their agreement."""
+    results = score_records(records, signature.get("parsing", "convbench"))
+    if signature.get("model") == "baseline:repeat":
+        results["judge_sanity"] = repeat_sanity(records)
+    results.update(score_judges(records, signature))
+    return results
 
 
-def _spread(judged: StageResult, answered: list[int], n: int) -> StageResult:
-    """The judge stage's results placed back at their rows; rows not judged get an empty answer and no hit flag."""
-    generations: list[Generation] = [Generation("")] * n
-    hits: list[bool | None] = [None] * n
-    for position, row in enumerate(answered):
-        generations[row], hits[row] = judged.generations[position], judged.cache_hits[position]
-    return StageResult(generations, hits, judged.model_calls)  # type: ignore[arg-type]
-
-
-@contextmanager
-def _open_cache(cache: str | os.PathLike[str] | ResponseCache | None) -> Iterator[ResponseCache]:
-    if isinstance(cache, ResponseCache):
-        yield cache
-        return
-    with ResponseCache(cache) as store:
-        yield store
-
-
-def _finish(path: Path, rows: list[dict[str, Any]], generated: Any, judged: Any, generator: Backend,
-            judge_backend: Backend, gen_params: GenerationParams, judge_params: GenerationParams,
-            template: JudgeTemplate | ReleasedPrompt, config: str, limit: int | None, first_line_only: bool,
-            rules: str, started: float, fill_request_details: bool = False,
-            extra: Sequence[tuple[Backend, StageResult]] = (), sharded: dict[str, Any] | None = None) -> RunResult:
-    """Write the run; ``extra`` holds the further judges (with several judges) and their spread stage results;
-    ``sharded``: the signature fields of a shard (:func:`.shards.shard_signature`), else None or ``{}``."""
-    signature = {
-        "convbench_version": __version__,
-        "benchmark": "nc",
-        "config": config,
-        "limit": limit,
-        "rows": len(rows),
-        "dataset_fingerprint": dataset_fingerprint(rows),
-        "model": generator.spec,
-        "model_identity": generator.identity(),
-        "generation": gen_params.to_dict(),
-        "judge": judge_backend.spec,
-        "judge_identity": judge_backend.identity(),
-        "judge_generation": judge_params.to_dict(),
-        "judge_template_sha256": template.sha256,
-        "judge_template": template_name(template),
-        "fill_request_details": fill_request_details,
-        "first_line_only": first_line_only,
-        "rules": rules,
-        "parsing": PARSING_OF_RULES[rules],
-    }
-    signature.update(sharded or {})  # a shard: the whole run's rows and fingerprint, and which shard this is
-    if extra:
-        signature["judges"] = [judge_backend.spec, *(b.spec for b, _ in extra)]
-        signature["judge_identities"] = [judge_backend.identity(), *(b.identity() for b, _ in extra)]
-    records = [
-        _record(row, gen, jud, gen_hit, jud_hit, rules,
-                [(b.spec, stage.generations[i], stage.cache_hits[i]) for b, stage in extra])
-        for i, (row, gen, jud, gen_hit, jud_hit) in enumerate(zip(rows, generated.generations, judged.generations,
-                                                                  generated.cache_hits, judged.cache_hits))
-    ]
-    stats = {
-        "model_calls": generated.model_calls,
-        "judge_calls": judged.model_calls,
-        "model_cache_hits": sum(generated.cache_hits),
-        "judge_cache_hits": sum(bool(h) for h in judged.cache_hits),
-        "seconds": round(time.time() - started, 3),
-        "created": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(started)),
-    }
-    if extra:  # judge_calls and judge_cache_hits count every judge; the split per judge beside them
-        stages = [judged, *(stage for _, stage in extra)]
-        names = judge_names(signature["judges"])
-        stats["judge_calls"] = sum(stage.model_calls for stage in stages)
-        stats["judge_cache_hits"] = sum(bool(h) for stage in stages for h in stage.cache_hits)
-        stats["judge_calls_per_judge"] = {name: stage.model_calls for name, stage in zip(names, stages)}
-    results = write_run(path, records, signature, stats)
-    return NCRun(path, records, results, stats)
-
-
-def _rows(config: str, dataset: Any, sources: Any, limit: int | None) -> list[dict[str, Any]]:
-    if dataset is not None:
-        import datasets
-
-        rows = datasets.load_dataset(str(dataset), config, split="test").to_list()
-    else:
-        from ..api import load
-
-        rows = load("nc", config, split="test", sources=sources).to_list()
-    if limit is not None:
-        rows = rows[:limit]
-    return rows
-
-
-def dataset_fingerprint(rows: Sequence[dict[str, Any]]) -> str:
-    canonical = json.dumps(list(rows), sort_keys=True, ensure_ascii=False)
-    return hashlib.sha256(canonical.encode("utf-8")).hexdigest()[:16]
+def write_run(path: Path, records: list[dict[str, Any]], signature: dict[str, Any], stats: dict[str, Any]) -> dict[str, Any]:
+    """Score ``records`` and write both files (atomically: a reader never sees half a file)."""
+    return write_folder_run(path, records, score_run_records(records, signature), signature, stats).results
 
 
 def _verdict(jud: Any, gen: Any, acceptable: Sequence[str], label_set: Sequence[str],
@@ -349,19 +273,6 @@ def _record(row: dict[str, Any], gen: Any, jud: Any, gen_hit: bool, jud_hit: boo
                 "judge_finish_reason": other.finish_reason, "error": o_error,
             })
     return record
-
-
-def write_run(path: Path, records: list[dict[str, Any]], signature: dict[str, Any], stats: dict[str, Any]) -> dict[str, Any]:
-    """Score ``records`` and write both files (atomically: a reader never sees half a file)."""
-    results = score_records(records, signature.get("parsing", "convbench"))
-    if signature.get("model") == "baseline:repeat":
-        results["judge_sanity"] = repeat_sanity(records)
-    results.update(score_judges(records, signature))
-    results["signature"] = signature
-    results["stats"] = stats
-    results["row_ids"] = [row_id(r) for r in records]
-    write_folder(path, records, results)
-    return results
 
 
 def score_records(records: Sequence[dict[str, Any]], parsing: str = "convbench") -> dict[str, Any]:
@@ -446,65 +357,6 @@ def repeat_sanity(records: Sequence[dict[str, Any]]) -> dict[str, Any]:
 _RECORD_FIELDS = {"set": str, "id": int, "pattern": str, "judge_output": str, "acceptable_labels": list, "label_set": list}
 
 
-def score_run(path: str | os.PathLike[str], rules: str | None = None) -> RunResult:
-    """Re-score a run folder from its records (no model calls); rewrites ``results.json`` only.
-
-    The judge's raw answer (``judge_output``) is the source of truth: labels and verdicts are derived
-    from it again with the current parser and rule; rows with an ``error`` stay failed. Every record
-    is checked first (a problem names the line and field), then the rows against those the signature
-    declares: a folder that lost rows is refused, naming them. ``rules`` (NC-Bench: ``paper`` or
-    ``released_script``) re-reads the run under other rules: acceptable labels from the pattern table
-    by each row's set and task, and that rule's reading of the judge text; the signature records it.
-    """
-    folder, records, previous = read_folder(path)
-    benchmark = previous.get("signature", {}).get("benchmark", "nc")
-    if benchmark == "nico":
-        from .nico_run import rescore_nico
-
-        return rescore_nico(folder, records, previous)
-    if rules is not None and benchmark != "nc":
-        raise ConvbenchError(f"--rules applies to NC-Bench runs; {folder} is a {benchmark} run")
-    if benchmark == "cocoeval":
-        from .cocoeval_run import rescore_cocoeval
-
-        return rescore_cocoeval(folder, records, previous)
-    if not records:
-        raise ConvbenchError(f"{folder}/records.jsonl holds no records")
-    seen: set[tuple[Any, Any]] = set()
-    signature = {**previous.get("signature", {}), "scored_by": __version__}
-    further = len(signature.get("judges") or [None]) - 1  # judges after the primary
-    for lineno, record in enumerate(records, start=1):
-        _check_record(record, lineno, seen, further)
-    check_complete(records, previous, folder)
-    # runs written before the parsing was recorded were scored with convbench's reading, whatever their rules
-    parsing = signature.setdefault("parsing", "convbench")
-    if rules is not None:
-        if rules not in PARSING_OF_RULES:
-            raise ConvbenchError(f"rules must be one of {', '.join(PARSING_OF_RULES)}, got {rules!r}")
-        table = pattern_table()
-        for lineno, record in enumerate(records, start=1):
-            try:
-                record["acceptable_labels"] = list(table.acceptable_labels(record["set"], record["task"], rules))
-            except (KeyError, ValueError) as err:
-                raise ConvbenchError(f"records.jsonl line {lineno}: cannot re-read under rules {rules!r}: {err}") from None
-        parsing = signature["parsing"] = PARSING_OF_RULES[rules]
-        signature["rules"] = rules
-    for record in records:
-        for judgement in [record, *record.get("judges", [])]:  # the primary judge, then any further ones
-            failed = judgement.get("error") is not None
-            parsed, passed = (ParsedJudgement("", ()), False) if failed else judge_row(
-                judgement["judge_output"], record["acceptable_labels"], record["label_set"], parsing)
-            judgement.update(labels=list(parsed.labels), out_of_set=list(parsed.out_of_set),
-                             unrecognised=list(parsed.unrecognised), unparsed=parsed.unparsed and not failed,
-                             passed=passed)
-    results = score_records(records, parsing)
-    results.update(signature=signature, stats=previous.get("stats", {}), row_ids=[row_id(r) for r in records])
-    if signature.get("model") == "baseline:repeat":
-        results["judge_sanity"] = repeat_sanity(records)
-    results.update(score_judges(records, signature))
-    write_atomic(folder / "results.json", json.dumps(results, indent=2, ensure_ascii=False) + "\n")
-    return RunResult(folder, records, results, previous.get("stats", {}))
-
 
 def _check_record(record: Any, lineno: int, seen: set[tuple[Any, Any]], further: int = 0) -> None:
     where = f"records.jsonl line {lineno}"
@@ -530,3 +382,121 @@ def _check_record(record: Any, lineno: int, seen: set[tuple[Any, Any]], further:
     if key in seen:
         raise ConvbenchError(f"{where}: row {key} appears twice")
     seen.add(key)
+
+
+class NCBenchmark:
+    """NC-Bench for the runner (:class:`convbench_datasets.benchmark.Benchmark`)."""
+
+    name = "nc"
+    title = "NC-Bench"
+    judges = (1, None)
+    rescore_options = ("rules",)
+    options = declare(
+        run_nc,
+        Option("--config", "config", "nc: basic, rag, complex_request or all (default)"),
+        Option("--max-new-tokens", "max_new_tokens", "nc: generator token limit (default 1024)", type=positive),
+        Option("--judge-max-new-tokens", "judge_max_new_tokens", "nc: judge token limit (default 128)", type=positive),
+        Option("--judge-template", "template",
+               "nc: the judge prompt: the released pipeline's, read from the pinned upstream file (default, comparable "
+               "with the paper), convbench's own wording, or your YAML file (system, user, labels)",
+               metavar="released|convbench|FILE"),
+        Option("--fill-request-details", "fill_request_details",
+               "nc, released template: fill <request_details>, which the released pipeline leaves empty",
+               action="store_true"),
+        Option("--all-lines", "first_line_only", "nc: judge the whole response, not only its first line",
+               action="store_true", to_settings=lambda value: {"first_line_only": False}),
+        Option("--rules", "rules", "nc: acceptable-label rules: the paper's (default) or the released script's",
+               choices=tuple(PARSING_OF_RULES)),
+        Option("--sequential", "pipelined", "nc: judge after all generation ends (default: each row as soon as its "
+               "answer is stored, when no local model must be freed for another; the results are the same)",
+               action="store_true", to_settings=lambda value: {"pipelined": False}),
+    )
+
+    def run(self, **kwargs: Any) -> RunResult:
+        return run_nc(**kwargs)
+
+    def plan(self, settings: Mapping[str, Any], *, dataset: Any, sources: Any) -> NCPlan:
+        return make_plan(NCPlan, {**settings, "dataset": dataset, "sources": sources}, self.title)  # type: ignore[no-any-return]
+
+    def check_records(self, records: list[dict[str, Any]], signature: dict[str, Any]) -> None:
+        seen: set[tuple[Any, Any]] = set()
+        further = len(signature.get("judges") or [None]) - 1  # judges after the primary
+        for lineno, record in enumerate(records, start=1):
+            _check_record(record, lineno, seen, further)
+
+    def rescore(self, records: list[dict[str, Any]], signature: dict[str, Any], previous: dict[str, Any],
+                options: Mapping[str, Any]) -> dict[str, Any]:
+        """The judge's raw answer (``judge_output``) is the source of truth: labels and verdicts are derived
+        from it again with the current parser and rule; rows with an ``error`` stay failed. ``rules``
+        (``paper`` or ``released_script``) re-reads the run under other rules: acceptable labels from the
+        pattern table by each row's set and task, and that rule's reading of the judge text; the signature
+        records it."""
+        # runs written before the parsing was recorded were scored with convbench's reading, whatever their rules
+        parsing = signature.setdefault("parsing", "convbench")
+        rules = options.get("rules")
+        if rules is not None:
+            if rules not in PARSING_OF_RULES:
+                raise ConvbenchError(f"rules must be one of {', '.join(PARSING_OF_RULES)}, got {rules!r}")
+            table = pattern_table()
+            for lineno, record in enumerate(records, start=1):
+                try:
+                    record["acceptable_labels"] = list(table.acceptable_labels(record["set"], record["task"], rules))
+                except (KeyError, ValueError) as err:
+                    raise ConvbenchError(f"records.jsonl line {lineno}: cannot re-read under rules {rules!r}: {err}") from None
+            parsing = signature["parsing"] = PARSING_OF_RULES[rules]
+            signature["rules"] = rules
+        for record in records:
+            for judgement in [record, *record.get("judges", [])]:  # the primary judge, then any further ones
+                failed = judgement.get("error") is not None
+                parsed, passed = (ParsedJudgement("", ()), False) if failed else judge_row(
+                    judgement["judge_output"], record["acceptable_labels"], record["label_set"], parsing)
+                judgement.update(labels=list(parsed.labels), out_of_set=list(parsed.out_of_set),
+                                 unrecognised=list(parsed.unrecognised), unparsed=parsed.unparsed and not failed,
+                                 passed=passed)
+        return score_run_records(records, signature)
+
+    def carried(self, shards: list[dict[str, Any]], signature: dict[str, Any]) -> dict[str, Any]:
+        return {}  # re-scoring recomputes every figure
+
+    def summary(self, results: dict[str, Any], rescored: bool = False) -> list[str]:
+        lines = [f"accuracy {results['accuracy']:.1f}% over {results['n']} rows ({results['unparsed']} unparsed judge "
+                 f"answers, errors: {results.get('errors', 0)})"]
+        lines += [f"  {name:<20} {accuracy:6.1f}%" for name, accuracy in results.get("per_set", {}).items()]
+        sanity = (results.get("judge_sanity") or {}).get("labelled_repeat")
+        if sanity is not None:
+            lines.append(f"judge sanity: the judge labels the repeat baseline Repeat on {sanity:.1f}% of Repeat Request rows")
+        lines += _judge_lines(results)
+        stats = results.get("stats", {})
+        if stats and not rescored:
+            lines.append(f"model calls {stats.get('model_calls')}, judge calls {stats.get('judge_calls')} (the rest from cache)")
+        return lines
+
+    def warnings(self, results: dict[str, Any]) -> list[str]:
+        sanity = (results.get("judge_sanity") or {}).get("labelled_repeat")
+        if sanity is not None and sanity < REPEAT_SANITY_WARNING:
+            return [f"the judge labels verbatim repeats Repeat on only {sanity:.1f}% of Repeat Request rows "
+                    f"(a sound judge: near 100%); its labels may not be trustworthy"]
+        return []
+
+
+def _judge_lines(results: dict[str, Any]) -> list[str]:
+    """With several judges: each judge's accuracy, then each pair's agreement (the paper's Table 7)."""
+    if not results.get("per_judge"):
+        return []
+    lines = ["per judge (the first is the primary judge: the accuracy above is its accuracy):"]
+    for name, scores in results["per_judge"].items():
+        per_set = "  ".join(f"{s} {a:.1f}%" for s, a in scores.get("per_set", {}).items())
+        lines.append(f"  {name:<30} accuracy {scores['accuracy']:5.1f}%  ({per_set}; {scores['unparsed']} unparsed, "
+                     f"errors: {scores.get('errors', 0)})")
+
+    def number(value: float | None, form: str) -> str:
+        return "n/a" if value is None else format(value, form)
+
+    for pair, a in results.get("judge_agreement", {}).items():
+        lines.append(f"judge agreement {pair} ({a['n']} rows): label kappa {number(a['label_kappa'], '.3f')} "
+                     f"({number(a['label_percent'], '.1f')}%), pass/fail kappa {number(a['pass_kappa'], '.3f')} "
+                     f"({number(a['pass_percent'], '.1f')}%)")
+    return lines
+
+
+BENCHMARK = NCBenchmark()

@@ -1,0 +1,404 @@
+"""``convbench run cocoeval``: simulate 30-turn continuations, judge them and the human ones, compare.
+
+Simulation proceeds in rounds: each unfinished instance asks the model for its next
+``turns_per_call`` turns (1, 5 or 30), given the metadata, the summary, the 30 history turns and what
+it has simulated so far. A reply with no usable turn, or with a speaker outside the participants, is
+recorded and shown back to the model with the problem (``max_repairs`` times); after that its usable
+turns are kept and the problem is counted. An instance that stops making progress is left incomplete,
+counted, and kept out of the comparison (with its reason in the records). Each instance's policy is
+:class:`.simulation_loop.InstanceSimulation`, the same loop the inspect_ai solver drives one sample at a time.
+
+Judging asks, for the simulated and the human continuation alike, which turns show each behaviour
+(JSON) and for 1-10 consistency and collaborativeness ratings. Unusable judge answers get the same
+repair round, then are counted; such instances are kept out of the comparison, never scored as zero.
+
+A request that failed for good (a per-row error: refused by the server, no usable reply) makes its
+instance an error: recorded in the record's ``error``, counted in ``errors`` (and ``excluded.errors``)
+and kept out of the comparison, like an unusable answer.
+
+Token limit: unless ``max_new_tokens`` is given, a simulation call may write ``tokens_per_turn`` (256)
+tokens per turn it is asked to write (copied turns included), at least 1,024: 1,024 / 1,280 / 7,680
+for 1 / 5 / 30 turns per call. A reply cut at the limit (``finish_reason: "length"``, kept per reply in
+``simulation_finish_reasons``) is never read as turns: it is asked again once with twice the limit, and
+if that reply is cut too the instance stops, is counted (``simulation_cut_replies`` counts cut replies,
+``excluded.simulation_cut`` the instances lost) and is kept out of the comparison. Judge answers cut at
+the limit go through the judges' validation and repair round like any other answer.
+
+``repetition_countermeasure``: the paper's appendix C.2. Each reply first copies the last five turns
+of the conversation, with ``presence_penalty`` 2.0; the copy is checked by speaker and removed.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, replace
+from typing import Any
+
+from ..benchmark import Executed, Option, declare, make_plan, non_negative, positive
+from ..errors import ConvbenchError
+from ..runner.backends import Backend, GenerationParams
+from ..runner.cache import ResponseCache
+from ..runner.pipeline import run
+from ..runner.run_folder import RunResult
+from ..runner.session import Session
+from ..runner.stage import complete
+from ..scoring.behavior_frequency import mean_with_interval, score_frequencies
+from .simulation import (
+    COPIED_TURNS,
+    COPY_PRESENCE_PENALTY,
+    PROMPT_STYLES,
+    judge_prompt,
+    occurrences,
+    parse_behaviours,
+    parse_overall,
+    rubric,
+    scales,
+    templates,
+)
+from .simulation_loop import CUT_RETRY_FACTOR, InstanceSimulation
+from .taxonomy import Behaviour, load_taxonomy
+
+TURNS_PER_CALL = (1, 5, 30)
+TOKENS_PER_TURN = 256  # committee turns average ~87 tokens (issue #12): room for long turns
+MIN_NEW_TOKENS = 1024
+
+
+def simulation_token_limit(turns_per_call: int, copied: int = 0, tokens_per_turn: int = TOKENS_PER_TURN) -> int:
+    """The simulation's ``max_new_tokens``: ``tokens_per_turn`` per turn written (asked for plus copied),
+    at least 1,024. Example: 30 turns per call, 256 per turn: 7,680; with the 5-turn copy: 8,960."""
+    return max(MIN_NEW_TOKENS, tokens_per_turn * (turns_per_call + copied))
+
+
+def run_cocoeval(
+    *,
+    model: str | Backend,
+    judge: str | Backend,
+    out: str | os.PathLike[str],
+    config: str = "all",
+    split: str = "test",
+    limit: int | None = None,
+    turns_per_call: int = 5,
+    prompt: str = "vanilla",
+    taxonomy: str | os.PathLike[str] | None = None,
+    max_new_tokens: int | None = None,
+    tokens_per_turn: int = TOKENS_PER_TURN,
+    repetition_countermeasure: bool = False,
+    judge_max_new_tokens: int = 1024,
+    max_repairs: int = 1,
+    dataset: str | os.PathLike[str] | None = None,
+    sources: str | os.PathLike[str] | None = None,
+    cache: str | os.PathLike[str] | ResponseCache | None = None,
+    backend_options: dict[str, Any] | None = None,
+    judge_options: dict[str, Any] | None = None,
+    n_bootstrap: int = 1000,
+    seed: int = 0,
+    progress: bool = True,
+    retry_errors: bool = False,
+    shard: tuple[int, int] | None = None,
+) -> RunResult:
+    """Simulate, judge and compare; writes records.jsonl and results.json to ``out``.
+
+    ``retry_errors``: ask again the prompts that ended in a per-row error before (default: reuse it).
+    ``max_new_tokens``: the simulation's token limit (default: :func:`simulation_token_limit`).
+    ``repetition_countermeasure``: copy the last five turns first, with presence_penalty 2.0 (paper, C.2).
+    ``shard``: ``(i, n)``: only shard i of n (from 1) of the rows config, split and limit select (see :mod:`.shards`).
+    """
+    return run(BENCHMARK, model=model, judge=judge, out=out, limit=limit, shard=shard, cache=cache, dataset=dataset,
+               sources=sources, backend_options=backend_options, judge_options=judge_options, progress=progress,
+               retry_errors=retry_errors, config=config, split=split, turns_per_call=turns_per_call, prompt=prompt,
+               taxonomy=taxonomy, max_new_tokens=max_new_tokens, tokens_per_turn=tokens_per_turn,
+               repetition_countermeasure=repetition_countermeasure, judge_max_new_tokens=judge_max_new_tokens,
+               max_repairs=max_repairs, n_bootstrap=n_bootstrap, seed=seed)
+
+
+@dataclass
+class CoCoEvalPlan:
+    """One CoCoEval run's settings (the keywords of :func:`run_cocoeval`), checked; see :func:`run_cocoeval`."""
+
+    config: str = "all"
+    split: str = "test"
+    turns_per_call: int = 5
+    prompt: str = "vanilla"
+    taxonomy: Any = None
+    max_new_tokens: int | None = None
+    tokens_per_turn: int = TOKENS_PER_TURN
+    repetition_countermeasure: bool = False
+    judge_max_new_tokens: int = 1024
+    max_repairs: int = 1
+    n_bootstrap: int = 1000
+    seed: int = 0
+    dataset: Any = None
+    sources: Any = None
+
+    def __post_init__(self) -> None:
+        if self.turns_per_call not in TURNS_PER_CALL:
+            raise ConvbenchError(f"turns per call must be one of {TURNS_PER_CALL}, got {self.turns_per_call}")
+        if self.prompt not in PROMPT_STYLES:
+            raise ConvbenchError(f"prompt must be one of {PROMPT_STYLES}, got {self.prompt!r}")
+        for name, value in (("max_new_tokens", self.max_new_tokens), ("tokens_per_turn", self.tokens_per_turn)):
+            if value is not None and value < 1:
+                raise ConvbenchError(f"{name} must be at least 1, got {value}")
+        self.behaviours = load_taxonomy(self.taxonomy)
+        self.copied = COPIED_TURNS if self.repetition_countermeasure else 0
+        self.params = GenerationParams(
+            max_new_tokens=self.max_new_tokens or simulation_token_limit(self.turns_per_call, self.copied,
+                                                                         self.tokens_per_turn),
+            presence_penalty=COPY_PRESENCE_PENALTY if self.repetition_countermeasure else None)
+        self.judge_params = GenerationParams(max_new_tokens=self.judge_max_new_tokens)
+
+    def rows(self) -> list[dict[str, Any]]:
+        return read_rows(self.config, self.split, self.dataset, self.sources)
+
+    def execute(self, session: Session, rows: list[dict[str, Any]]) -> Executed:
+        # a judge server is built now and preflighted with the simulation's first uncached round, so that one
+        # that cannot work fails before the simulation, not after it (an hf judge loads later)
+        simulated = simulate(session.generator, rows, self.behaviours, session.store, self.turns_per_call, self.prompt,
+                             self.params, self.max_repairs, session.progress, session.retry_errors,
+                             preflight_also=session.early_judges(), copied=self.copied)
+        if not session.same:  # one local model at a time; a judge that is the generator stays loaded
+            session.free(session.generator)
+        judge = session.judge(0)
+        judged = judge_all(judge, rows, simulated, self.behaviours, session.store, self.judge_params, self.max_repairs,
+                           session.progress, session.retry_errors)
+        session.free(judge)
+        return Executed([_record(r, s, j) for r, s, j in zip(rows, simulated, judged)])
+
+    def signature(self, session: Session) -> dict[str, Any]:
+        groups = {b.name: b.group for b in self.behaviours}
+        return {
+            "config": self.config, "split": self.split, "generation": self.params.to_dict(),
+            "judge_generation": self.judge_params.to_dict(), "turns_per_call": self.turns_per_call,
+            "prompt": self.prompt, "taxonomy": list(groups), "taxonomy_groups": groups, "max_repairs": self.max_repairs,
+            "token_limit_rule": None if self.max_new_tokens else {"tokens_per_turn": self.tokens_per_turn,
+                                                                  "at_least": MIN_NEW_TOKENS},
+            "cut_retry_max_new_tokens": CUT_RETRY_FACTOR * self.params.max_new_tokens,
+            "repetition_countermeasure": {"copied_turns": self.copied, "presence_penalty": COPY_PRESENCE_PENALTY}
+            if self.repetition_countermeasure else None,
+            "templates_sha256": _sha({**templates(), "rubric": rubric()}), "n_bootstrap": self.n_bootstrap,
+            "seed": self.seed,
+        }
+
+    def results(self, records: list[dict[str, Any]], signature: dict[str, Any]) -> dict[str, Any]:
+        groups = {b.name: b.group for b in self.behaviours}
+        return score_records(records, list(groups), self.n_bootstrap, self.seed, groups)
+
+
+def _sha(value: Any) -> str:
+    import hashlib
+    import json
+
+    return hashlib.sha256(json.dumps(value, sort_keys=True).encode()).hexdigest()
+
+
+def read_rows(config: str, split: str, dataset: Any, sources: Any) -> list[dict[str, Any]]:
+    """The rows of a CoCoEval config and split: from the build ``dataset``, else the cached build (built if
+    missing); read with pyarrow, so that a run does not import ``datasets``."""
+    from ..built_rows import built_folder, read_rows as read_built
+
+    return read_built(built_folder("cocoeval", dataset=dataset, sources=sources), config, split)
+
+
+def simulate(backend: Backend, rows: list[dict[str, Any]], behaviours: tuple[Behaviour, ...], store: ResponseCache,
+             turns_per_call: int, style: str, params: GenerationParams, max_repairs: int,
+             progress: bool, retry_errors: bool = False,
+             preflight_also: Sequence[Backend | None] = (), copied: int = 0) -> list[dict[str, Any]]:
+    """Each row's simulated turns, the problems met, whether it reached 30 turns, and its per-row error.
+
+    The policy is :class:`~.simulation_loop.InstanceSimulation`'s, the one the inspect_ai solver drives too;
+    here every unfinished instance's request goes out in one batch per round (then this round's cut
+    replies in one batch at the larger limit), so that the cache serves a rerun the same prompts.
+    ``preflight_also``: backends of later stages, preflighted before the first request is sent.
+    ``copied``: each reply first copies this many recent turns (removed here)."""
+    sims = [InstanceSimulation(row, behaviours, turns_per_call, style, max_repairs, params.max_new_tokens, copied)
+            for row in rows]
+    round_number = 0
+    while True:
+        asked = [(sim, request) for sim in sims if (request := sim.next_request()) is not None]
+        if not asked:
+            break
+        round_number += 1
+        answers = complete(backend, [request.messages for _, request in asked], params, store,
+                           desc=f"simulate round {round_number}", progress=progress, retry_errors=retry_errors,
+                           preflight_also=preflight_also).generations
+        for (sim, _), answer in zip(asked, answers):
+            sim.take(answer.text, answer.finish_reason, answer.error)
+        _retry_cut(backend, [sim for sim, _ in asked], params, store, round_number, progress, retry_errors)
+    return [sim.result() for sim in sims]
+
+
+def _retry_cut(backend: Backend, sims: list[InstanceSimulation], params: GenerationParams, store: ResponseCache,
+               round_number: int, progress: bool, retry_errors: bool) -> None:
+    """Answer, in one batch, the cut retries this round's replies left (same prompt, the larger limit the
+    state machine names), in the order the instances were asked."""
+    retries = [(sim, request) for sim in sims if (request := sim.next_request()) is not None and request.cut_retry]
+    if not retries:
+        return
+    larger = replace(params, max_new_tokens=retries[0][1].max_new_tokens)  # the same for every instance of a run
+    again = complete(backend, [request.messages for _, request in retries], larger, store, progress=progress,
+                     retry_errors=retry_errors,
+                     desc=f"simulate round {round_number}: {len(retries)} cut replies, {larger.max_new_tokens} tokens"
+                     ).generations
+    for (sim, _), answer in zip(retries, again):
+        sim.take(answer.text, answer.finish_reason, answer.error)
+
+
+def judge_all(backend: Backend, rows: list[dict[str, Any]], simulated: list[dict[str, Any]],
+              behaviours: tuple[Behaviour, ...], store: ResponseCache, params: GenerationParams, max_repairs: int,
+              progress: bool, retry_errors: bool = False) -> list[dict[str, Any]]:
+    """For each row: behaviours and overall ratings of the simulated and the human continuation."""
+    jobs = []  # (row index, side, kind, continuation)
+    for i, (row, sim) in enumerate(zip(rows, simulated)):
+        for side, turns in (("human", row["reference"]), ("model", sim["turns"] if sim["complete"] else None)):
+            if turns is not None:
+                jobs += [(i, side, "behaviours", turns), (i, side, "overall", turns)]
+    outcomes: dict[tuple[int, str, str], dict[str, Any]] = {}
+    problems: dict[int, str | None] = {}
+    for attempt in range(max_repairs + 1):
+        todo = [j for j, job in enumerate(jobs) if (job[0], job[1], job[2]) not in outcomes]
+        if not todo:
+            break
+        prompts = [judge_prompt(jobs[j][2], rows[jobs[j][0]], jobs[j][3], behaviours, problems.get(j)) for j in todo]
+        answers = complete(backend, prompts, params, store, desc=f"judge (attempt {attempt + 1})", progress=progress,
+                           retry_errors=retry_errors)
+        for j, answer in zip(todo, answers.generations):
+            i, side, kind, turns = jobs[j]
+            if answer.error is not None:  # no answer to repair: the error is the outcome
+                outcomes[(i, side, kind)] = {"raw": None, "parsed": None, "problem": None, "error": answer.error}
+                continue
+            parsed, problem = (parse_behaviours(answer.text, behaviours, len(turns)) if kind == "behaviours"
+                               else parse_overall(answer.text))
+            if parsed is not None or attempt == max_repairs:
+                outcomes[(i, side, kind)] = {"raw": answer.text, "parsed": parsed, "problem": problem}
+            problems[j] = problem
+    return [{(side, kind): outcomes.get((i, side, kind)) for side in ("human", "model") for kind in ("behaviours", "overall")}
+            for i in range(len(rows))]
+
+
+def _record(row: dict[str, Any], sim: dict[str, Any], judged: dict[tuple[str, str], Any]) -> dict[str, Any]:
+    record: dict[str, Any] = {"id": row["id"], "source": row["source"], "conversation_id": row["conversation_id"],
+                              "simulated": sim["turns"], "simulation_replies": sim["replies"],
+                              "simulation_problems": sim["problems"], "simulation_persisting_problems": sim["persisting"],
+                              "simulation_finish_reasons": sim["finish_reasons"],
+                              "simulation_cut_replies": sim["cut"], "simulation_cut_failure": sim["cut_failure"],
+                              "simulation_complete": sim["complete"]}
+    reasons = [] if sim["complete"] or sim["error"] else [sim["cut_failure"] or "simulation incomplete"]
+    errors = [sim["error"]] if sim["error"] else []
+    unusable = []
+    for side in ("model", "human"):
+        for kind in ("behaviours", "overall"):
+            outcome = judged.get((side, kind))
+            record[f"{side}_{kind}_raw"] = outcome["raw"] if outcome else None
+            record[f"{side}_{kind}"] = outcome["parsed"] if outcome else None
+            if outcome and outcome.get("error"):
+                errors.append(f"judge ({side} {kind}): {outcome['error']}")
+            elif outcome and outcome["parsed"] is None:
+                unusable.append(f"{side} {kind}")
+                reasons.append(f"unusable judge answer ({side} {kind}): {outcome['problem']}")
+    record["unusable_judge_answers"] = unusable
+    record["error"] = "; ".join(errors) or None
+    record["excluded"] = "; ".join([*(f"error ({e})" for e in errors), *reasons]) or None
+    return record
+
+
+def score_records(records: list[dict[str, Any]], names: list[str], n_bootstrap: int, seed: int,
+                  groups: dict[str, str] | None = None) -> dict[str, Any]:
+    """The comparison of the records' kept instances, with every exclusion and failure counted.
+    ``groups``: behaviour name -> group, for the per-group totals."""
+    kept = [r for r in records if r["excluded"] is None]
+    errors = sum(r.get("error") is not None for r in records)
+    cut_lost = sum(r.get("simulation_cut_failure") is not None and r.get("error") is None for r in records)
+    results: dict[str, Any] = {
+        "n": len(records), "n_compared": len(kept), "errors": errors,
+        "excluded": {"simulation_incomplete": sum(not r["simulation_complete"] and r.get("error") is None
+                                                  and r.get("simulation_cut_failure") is None for r in records),
+                     "simulation_cut": cut_lost,
+                     "judge_unusable": sum(bool(r["unusable_judge_answers"]) for r in records),
+                     "errors": errors},
+        "unusable_judge_answers": {f"{side} {kind}": sum(f"{side} {kind}" in r["unusable_judge_answers"] for r in records)
+                                   for side in ("model", "human") for kind in ("behaviours", "overall")},
+        "simulation_problems": sum(len(r["simulation_problems"]) for r in records),
+        "simulation_persisting_problems": sum(r["simulation_persisting_problems"] for r in records),
+        "simulation_cut_replies": sum(r.get("simulation_cut_replies", 0) for r in records),
+    }
+    if not kept:
+        results["note"] = "no instance could be compared"
+        return results
+    results.update(score_frequencies([occurrences(r["model_behaviours"]) for r in kept],
+                                     [occurrences(r["human_behaviours"]) for r in kept],
+                                     sources=[r["source"] for r in kept], groups=[r["conversation_id"] for r in kept],
+                                     behaviours=names, behaviour_groups=groups,
+                                     n_bootstrap=n_bootstrap, seed=seed))
+    results["overall"] = {side: {scale: mean_with_interval([r[f"{side}_overall"][scale] for r in kept], n_bootstrap, seed)
+                                 for scale in scales()} for side in ("model", "human")}
+    return results
+
+
+class CoCoEvalBenchmark:
+    """CoCoEvalBench for the runner (:class:`convbench_datasets.benchmark.Benchmark`)."""
+
+    name = "cocoeval"
+    title = "CoCoEvalBench"
+    judges = (1, 1)
+    rescore_options: tuple[str, ...] = ()
+    options = declare(
+        run_cocoeval,
+        Option("--config", "config", "cocoeval: a source or all (default)"),
+        Option("--split", "split", "cocoeval: the split to run (default test)"),
+        Option("--turns-per-call", "turns_per_call", "cocoeval: turns simulated per model call (default 5)", type=int,
+               choices=TURNS_PER_CALL),
+        Option("--prompt", "prompt", "cocoeval: simulation prompt (default vanilla)", choices=PROMPT_STYLES),
+        Option("--taxonomy", "taxonomy", "cocoeval: your own behaviour taxonomy (YAML)", metavar="FILE"),
+        Option("--repetition-countermeasure", "repetition_countermeasure",
+               "cocoeval: the paper's appendix C.2: each reply first copies the last 5 turns (removed before judging), "
+               "with presence_penalty 2.0", action="store_true"),
+        Option("--bootstrap", "n_bootstrap", "cocoeval: bootstrap resamples for the intervals (default 1000; 0 for none)",
+               type=non_negative, metavar="N"),
+        Option("--max-new-tokens", "max_new_tokens", "cocoeval: simulation token limit (default 256 per turn written "
+               "per call, at least 1024)", type=positive),
+        Option("--judge-max-new-tokens", "judge_max_new_tokens", "cocoeval: judge token limit (default 1024)",
+               type=positive),
+    )
+
+    def run(self, **kwargs: Any) -> RunResult:
+        return run_cocoeval(**kwargs)
+
+    def plan(self, settings: Mapping[str, Any], *, dataset: Any, sources: Any) -> CoCoEvalPlan:
+        return make_plan(CoCoEvalPlan, {**settings, "dataset": dataset, "sources": sources}, self.title)  # type: ignore[no-any-return]
+
+    def check_records(self, records: list[dict[str, Any]], signature: dict[str, Any]) -> None:
+        for lineno, record in enumerate(records, start=1):
+            for field in ("id", "source", "conversation_id", "simulation_complete", "excluded", "unusable_judge_answers",
+                          "simulation_problems", "simulation_persisting_problems", "model_behaviours", "human_behaviours"):
+                if field not in record:
+                    raise ConvbenchError(f"records.jsonl line {lineno}: field {field!r} is missing")
+
+    def rescore(self, records: list[dict[str, Any]], signature: dict[str, Any], previous: dict[str, Any],
+                options: Mapping[str, Any]) -> dict[str, Any]:
+        groups = signature.get("taxonomy_groups") or {b.name: b.group for b in load_taxonomy()}
+        return score_records(records, signature.get("taxonomy") or list(groups),
+                             signature.get("n_bootstrap", 1000), signature.get("seed", 0),
+                             groups if set(groups) >= set(signature.get("taxonomy") or groups) else None)
+
+    def carried(self, shards: list[dict[str, Any]], signature: dict[str, Any]) -> dict[str, Any]:
+        return {}  # re-scoring recomputes every figure
+
+    def summary(self, results: dict[str, Any], rescored: bool = False) -> list[str]:
+        r = results
+        lines = [f"cocoeval: {r['n_compared']} of {r['n']} instances compared; excluded {r['excluded']}; "
+                 f"errors: {r.get('errors', 0)}",
+                 f"  simulation replies cut at the token limit: {r['simulation_cut_replies']} "
+                 f"(instances lost to a second cut: {r['excluded']['simulation_cut']})"]
+        if r.get("mismatch") is not None:
+            floor = r.get("mismatch_floor")
+            lines.append(f"  mismatch {r['mismatch']:.1f}% (convbench's statistic; 0 = human frequencies reproduced; "
+                         "noise floor " + (f"{floor:.1f}%)" if floor is not None else "n/a)"))
+            lines += [f"  {name:<24} model {r['model_mean'][name]:6.2f}   human {r['human_mean'][name]:6.2f}"
+                      for name in r["model_mean"]]
+        return lines
+
+    def warnings(self, results: dict[str, Any]) -> list[str]:
+        return []
+
+
+BENCHMARK = CoCoEvalBenchmark()

@@ -1,0 +1,342 @@
+"""``convbench run nico --task T --model SPEC``: prompt a model on a NICO task and score its answers.
+
+Generation tasks (open_domain, dialog_completion, rewrite_unnatural) are scored with
+``nico_generation``; identify_unnatural with ``unnatural_sentence_prf``. A leading speaker label
+(``CharacterA:``) and surrounding quotes are removed from generated turns before scoring: the prompt
+asks for the turn alone, and a label is not part of what anyone says.
+
+A row whose request failed for good (a per-row error, in the record's ``error``) is counted in
+``errors`` and scored as a failure: an empty turn for the generation tasks, and precision = recall =
+0 for identify_unnatural (an empty answer would read as "none found", which is right for a dialogue
+without unnatural sentences). Answers cut at the token limit are scored as written (``finish_reason``
+in the records says so). An answer longer than the metrics' cap (``MAX_TEXT_CHARS`` characters, the
+cleaned turn for the generation tasks), or for identify_unnatural one over the metric's per-answer
+limits (``MAX_ANSWER_LINES`` distinct lines, ``MAX_LINE_CHARS`` characters a line), cannot be scored;
+it is that row's error in the same way, so one runaway answer cannot stop every run of the same
+prompts from being written. identify_unnatural answers are read knowing the dialogue (a line quoting
+one of its sentences is a prediction); records keep the dialogue's turns so re-scoring reads the same.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+from ..benchmark import Executed, Option, declare, make_plan, non_negative, positive
+from ..errors import ConvbenchError
+from ..runner.backends import Backend, GenerationParams
+from ..runner.cache import ResponseCache
+from ..runner.pipeline import run
+from ..runner.run_folder import RunResult
+from ..runner.session import Session
+from ..scoring.inputs import MAX_TEXT_CHARS
+from .prompts import pick_shots, render_prompt, templates_sha256
+from .tasks import TASKS
+
+SHOTS = (0, 3)
+_LABEL = re.compile(r"^\s*(?:character\s*[a-z]|[ab甲乙]|角色\s*[ab甲乙])\s*[:：]\s*", re.IGNORECASE)
+_QUOTES = "\"'“”‘’「」"
+
+
+def clean_turn(text: str) -> str:
+    """A generated turn without a leading speaker label or wrapping quotes.
+
+    Example:
+        >>> clean_turn("CharacterB：“好啊，我同意！”")
+        '好啊，我同意！'
+    """
+    return _LABEL.sub("", text.strip()).strip().strip(_QUOTES).strip()
+
+
+def read_rows(task: str, split: str, dataset: Any, shots: int, sources: Any = None) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
+    """(examples of ``split``, the train split for demonstrations when ``shots``); read with pyarrow from
+    the build ``dataset`` (default: the bundled sample build), so that a run does not import ``datasets``."""
+    from ..built_rows import built_folder, read_rows as read_built, split_names
+
+    source = f"the build at {dataset}" if dataset is not None else "the bundled sample build"
+    try:
+        folder = built_folder("nico", dataset=dataset, sources=sources)
+        splits = split_names(folder, task)
+    except ConvbenchError as err:
+        raise ConvbenchError(f"NICO {task}: cannot load it from {source} ({err})") from None
+    if split not in splits:  # a split with no examples is not published, so it is absent, not empty
+        raise ConvbenchError(missing_split_message(task, split, splits, source))
+    if shots and "train" not in splits:
+        raise ConvbenchError(f"NICO {task}: {shots}-shot prompts take their demonstrations from the train split, "
+                             f"which has no examples in {source}; use --shots 0")
+    return read_built(folder, task, split), read_built(folder, task, "train") if shots else []
+
+
+def missing_split_message(task: str, split: str, available: list[str], source: str) -> str:
+    """Names the task, the split asked for and the splits that have examples, with a ``--split`` to try.
+
+    Example:
+        >>> missing_split_message("rewrite_unnatural", "test", ["train"], "the build at hub/nico")
+        "NICO rewrite_unnatural: no examples in split 'test' of the build at hub/nico (splits with examples: train); try --split train"
+    """
+    hint = "train" if "train" in available else available[0]
+    return (f"NICO {task}: no examples in split {split!r} of {source} (splits with examples: {', '.join(available)}); "
+            f"try --split {hint}")
+
+
+def run_nico(
+    *,
+    task: str,
+    model: str | Backend,
+    out: str | os.PathLike[str],
+    shots: int = 0,
+    split: str = "test",
+    limit: int | None = None,
+    max_new_tokens: int = 256,
+    dataset: str | os.PathLike[str] | None = None,
+    cache: str | os.PathLike[str] | ResponseCache | None = None,
+    sources: str | os.PathLike[str] | None = None,
+    tokenizer: str = "jieba",
+    bertscore: bool = False,
+    bertscore_model: str = "bert-base-chinese",
+    backend_options: dict[str, Any] | None = None,
+    progress: bool = True,
+    retry_errors: bool = False,
+    bertscore_layer: int | None = None,
+    shard: tuple[int, int] | None = None,
+) -> RunResult:
+    """Prompt ``model`` on ``task`` (zero- or 3-shot) and score; writes records.jsonl and results.json.
+
+    ``dataset``: a folder from ``convbench build nico --data-dir ...``; default: the bundled sample.
+    ``sources``: an upstream mirror, used only when the default build has to be made.
+    ``retry_errors``: ask again the prompts that ended in a per-row error before (default: reuse it).
+    ``bertscore_layer``: the BERTScore layer (default: inferred, see ``scoring.bertscore.resolve_layer``).
+    ``shard``: ``(i, n)``: only shard i of n (from 1) of the rows split and limit select (see :mod:`.shards`).
+    """
+    return run(BENCHMARK, model=model, out=out, limit=limit, shard=shard, cache=cache, dataset=dataset, sources=sources,
+               backend_options=backend_options, progress=progress, retry_errors=retry_errors, task=task, shots=shots,
+               split=split, max_new_tokens=max_new_tokens, tokenizer=tokenizer, bertscore=bertscore,
+               bertscore_model=bertscore_model, bertscore_layer=bertscore_layer)
+
+
+@dataclass
+class NICOPlan:
+    """One NICO run's settings (the keywords of :func:`run_nico`), checked; see :func:`run_nico`."""
+
+    task: str | None = None
+    shots: int = 0
+    split: str = "test"
+    max_new_tokens: int = 256
+    tokenizer: str = "jieba"
+    bertscore: bool = False
+    bertscore_model: str = "bert-base-chinese"
+    bertscore_layer: int | None = None
+    dataset: Any = None
+    sources: Any = None
+    train: list[dict[str, Any]] = field(default_factory=list, init=False)
+
+    def __post_init__(self) -> None:
+        if self.task is None:
+            raise ConvbenchError("a NICO run needs --task (task=): open_domain, dialog_completion, identify_unnatural "
+                                 "or rewrite_unnatural")
+        if self.bertscore_layer is not None and not self.bertscore:
+            raise ConvbenchError(f"--bertscore-layer needs --bertscore MODEL (bertscore_layer={self.bertscore_layer} "
+                                 "needs bertscore=True)")
+        if self.bertscore_layer is not None and self.bertscore_layer < 0:
+            raise ConvbenchError(f"a BERTScore layer must be 0 or more, got {self.bertscore_layer}")
+        if self.task not in TASKS:
+            raise ConvbenchError(f"unknown NICO task {self.task!r}; choose one of {', '.join(TASKS)}")
+        if self.shots not in SHOTS:
+            raise ConvbenchError(f"shots must be 0 or 3, got {self.shots}")
+        self.params = GenerationParams(max_new_tokens=self.max_new_tokens)
+
+    def rows(self) -> list[dict[str, Any]]:
+        rows, self.train = read_rows(self.task, self.split, self.dataset, self.shots, self.sources)  # type: ignore[arg-type]
+        return rows
+
+    def execute(self, session: Session, rows: list[dict[str, Any]]) -> Executed:
+        task = self.task
+        prompts = [[{"role": "user", "content": render_prompt(task, r, pick_shots(r["id"], self.train, self.shots)
+                                                               if self.shots else ())}] for r in rows]
+        generated = session.ask(session.generator, prompts, self.params, desc=f"nico {task}")
+        session.free(session.generator)
+        responses = [g.text for g in generated.generations]  # "" for a per-row error
+        scored = responses if task == "identify_unnatural" else [clean_turn(t) for t in responses]
+        errors = [g.error if g.error is not None else too_long_error(text, task)
+                  for g, text in zip(generated.generations, scored)]
+        failed = [e is not None for e in errors]
+        if task == "identify_unnatural":
+            _, per_row = score_identify(responses, [r["unnatural_sentences"] for r in rows], failed,
+                                        [dialogue_turns(r) for r in rows])
+            records = [_identify_record(r, text, hit, row) for r, text, hit, row in zip(rows, responses, generated.cache_hits, per_row)]
+        else:
+            turns = ["" if bad else turn for turn, bad in zip(scored, failed)]  # a failed row scores as an empty turn
+            records = [{"id": r["id"], "dialogue_id": r["dialogue_id"], "interaction_type": r["interaction_type"],
+                        "response": text, "turn": turn, "reference": r["reference"], "cache_hit": hit}
+                       for r, text, turn, hit in zip(rows, responses, turns, generated.cache_hits)]
+        for record, generation, error in zip(records, generated.generations, errors):
+            record.update(finish_reason=generation.finish_reason, error=error)
+        return Executed(records, {"model_calls": generated.model_calls, "model_cache_hits": sum(generated.cache_hits)})
+
+    def signature(self, session: Session) -> dict[str, Any]:
+        return {"task": self.task, "split": self.split, "shots": self.shots, "generation": self.params.to_dict(),
+                "prompt_templates_sha256": templates_sha256()}
+
+    def results(self, records: list[dict[str, Any]], signature: dict[str, Any]) -> dict[str, Any]:
+        from ..scoring.nico_generation import score_generation
+
+        failed = [r["error"] is not None for r in records]
+        if self.task == "identify_unnatural":
+            results, _ = score_identify([r["response"] for r in records], [r["gold"] for r in records], failed,
+                                        [r["dialogue"] for r in records])
+        else:
+            results = score_generation([r["turn"] for r in records], [r["reference"] for r in records],
+                                       tokenizer=self.tokenizer,  # type: ignore[arg-type]
+                                       interaction_types=[r["interaction_type"] for r in records],
+                                       bertscore=self.bertscore, bertscore_model=self.bertscore_model,
+                                       bertscore_options=None if self.bertscore_layer is None
+                                       else {"num_layers": self.bertscore_layer})
+        results["errors"] = sum(failed)
+        return results
+
+
+def too_long_error(answer: str, task: str | None = None) -> str | None:
+    """The per-row error for an answer too long for the metrics to score, or None; for identify_unnatural
+    also one over ``unnatural_sentence_prf``'s per-answer limits (lines, line length).
+
+    Example:
+        >>> too_long_error("好" * 20_001)
+        "answer is 20,001 characters long, over the metrics' limit of 20,000: not scored (counted as a failure)"
+        >>> too_long_error("好" * 2_001, "identify_unnatural")
+        'answer line 1 is 2,001 characters long, over the limit of 2,000: not scored (counted as a failure)'
+    """
+    from ..scoring.unnatural_prf import answer_limit_error  # the metrics load when scoring, not with the CLI
+
+    if len(answer) > MAX_TEXT_CHARS:
+        return (f"answer is {len(answer):,} characters long, over the metrics' limit of {MAX_TEXT_CHARS:,}: "
+                "not scored (counted as a failure)")
+    over = answer_limit_error(answer) if task == "identify_unnatural" else None
+    if over is not None:
+        return f"answer {over}: not scored (counted as a failure)"
+    return None
+
+
+def dialogue_turns(row: dict[str, Any]) -> list[str]:
+    """The texts of an identify_unnatural row's dialogue: what its answer may quote."""
+    return [turn["text"] for turn in row["dialogue"]]
+
+
+def score_identify(responses: list[str], golds: list[Any], failed: list[bool],
+                   dialogues: list[Any] | None = None) -> tuple[dict[str, Any], list[dict[str, Any]]]:
+    """``unnatural_sentence_prf`` with per-row scores; a failed row (a per-row error) scores P = R = 0.
+    ``dialogues``: each row's dialogue turns (None where unknown): a line quoting one is a prediction."""
+    from ..scoring.unnatural_prf import _prf, answer_limit_error, score_unnatural
+
+    # an answer over the metric's per-answer limits fails its row too (callers that did not check it)
+    failed = [bad or answer_limit_error(text) is not None for text, bad in zip(responses, failed)]
+    # a failed row's answer is not scored (it may be one too long to score): read as "" and then set to 0
+    results = score_unnatural(["" if bad else text for text, bad in zip(responses, failed)], golds,
+                              dialogues=dialogues, return_rows=True)
+    rows = results.pop("rows")
+    if any(failed):
+        for row, bad in zip(rows, failed):
+            if bad:
+                row.update(precision=0.0, recall=0.0, blank=False)  # a failure, not a blank answer
+        results["blank_answers"] = sum(row["blank"] for row in rows)
+        containing = [row for row in rows if row["contains"]]
+        for suffix, group in (("", rows), ("_containing", containing)):
+            scores = _prf([row["precision"] for row in group], [row["recall"] for row in group])
+            results.update(zip((f"precision{suffix}", f"recall{suffix}", f"f1{suffix}"), scores))
+    return results, rows
+
+
+def _identify_record(row: dict[str, Any], text: str, hit: bool, scored: dict[str, Any]) -> dict[str, Any]:
+    # "predicted" is what was scored (none for a failed row, which scores as ""), not a second reading
+    # of the response; the dialogue is kept so that re-scoring reads the answer the same way
+    return {"id": row["id"], "dialogue_id": row["dialogue_id"], "interaction_type": row["interaction_type"],
+            "response": text, "predicted": scored["predicted"], "gold": row["unnatural_sentences"],
+            "dialogue": dialogue_turns(row), "precision": scored["precision"], "recall": scored["recall"],
+            "cache_hit": hit}
+
+
+class NICOBenchmark:
+    """NICO for the runner (:class:`convbench_datasets.benchmark.Benchmark`)."""
+
+    name = "nico"
+    title = "NICO"
+    judges = (0, 0)
+    rescore_options: tuple[str, ...] = ()
+    options = declare(
+        run_nico,
+        Option("--task", "task", "nico: open_domain, dialog_completion, identify_unnatural or rewrite_unnatural"),
+        Option("--shots", "shots", "nico: zero-shot (default) or 3-shot prompts", type=int, choices=SHOTS),
+        Option("--split", "split", "nico: the split to score (default test)"),
+        Option("--max-new-tokens", "max_new_tokens", "nico: generator token limit (default 256)", type=positive),
+        Option("--bertscore", "bertscore_model", "nico: add BERTScore F1 with this model (name or folder)",
+               metavar="MODEL", to_settings=lambda model: {"bertscore": True, "bertscore_model": model}),
+        Option("--bertscore-layer", "bertscore_layer", "nico: the layer BERTScore uses (default: bert-score's for "
+               "known models, else 2/3 of the depth)", type=non_negative, metavar="N"),
+    )
+
+    def run(self, **kwargs: Any) -> RunResult:
+        return run_nico(**kwargs)
+
+    def plan(self, settings: Mapping[str, Any], *, dataset: Any, sources: Any) -> NICOPlan:
+        return make_plan(NICOPlan, {**settings, "dataset": dataset, "sources": sources}, self.title)  # type: ignore[no-any-return]
+
+    def check_records(self, records: list[dict[str, Any]], signature: dict[str, Any]) -> None:
+        needed = ("response", "gold") if signature.get("task") == "identify_unnatural" else ("turn", "reference")
+        for lineno, record in enumerate(records, start=1):
+            for name in needed:
+                if name not in record:
+                    raise ConvbenchError(f"records.jsonl line {lineno}: field {name!r} is missing")
+
+    def rescore(self, records: list[dict[str, Any]], signature: dict[str, Any], previous: dict[str, Any],
+                options: Mapping[str, Any]) -> dict[str, Any]:
+        from ..scoring.nico_generation import score_generation
+
+        failed = [r.get("error") is not None for r in records]
+        if signature.get("task") == "identify_unnatural":
+            results, _ = score_identify([r["response"] for r in records], [r["gold"] for r in records], failed,
+                                        [r.get("dialogue") for r in records])  # None in records written before
+        else:
+            results = score_generation([r["turn"] for r in records], [r["reference"] for r in records],
+                                       tokenizer=signature.get("tokenizer", "jieba"),
+                                       interaction_types=[r["interaction_type"] for r in records])
+        # BERTScore needs its model, which re-scoring never loads: the run's own figure is carried over (the turns
+        # it scored are the records' turns) and said to be so, rather than silently dropped
+        carried = {k: v for k, v in previous.items() if k.startswith("bertscore_")}
+        if carried:
+            results.update(carried)
+            results.setdefault("notes", []).append("bertscore_* carried over from the run (re-scoring loads no model)")
+        results["errors"] = sum(failed)
+        return results
+
+    def carried(self, shards: list[dict[str, Any]], signature: dict[str, Any]) -> dict[str, Any]:
+        """BERTScore, which re-scoring cannot recompute (it loads no model), for a merged run: the shards'
+        mean F1 weighted by their rows (the mean over all rows) when no shard failed and no idf weighting
+        (which depends on every reference) was used; else None, with ``bertscore_error`` saying why."""
+        figures = [results for results in shards if "bertscore_f1" in results]
+        if not figures:
+            return {}
+        if len(figures) != len(shards) or any(r["bertscore_f1"] is None for r in figures):
+            errors = [str(r.get("bertscore_error")) for r in figures if r.get("bertscore_error")]
+            return {"bertscore_f1": None, "bertscore_error": "not merged: BERTScore failed or is missing in a shard"
+                    + (f" ({errors[0]})" if errors else "")}
+        if signature.get("bertscore_idf"):
+            return {"bertscore_f1": None, "bertscore_error": "not merged: idf weights depend on every reference; "
+                    "rerun unsharded for BERTScore with idf"}
+        total = sum(r["n"] for r in figures)
+        return {"bertscore_f1": sum(r["bertscore_f1"] * r["n"] for r in figures) / total}
+
+    def summary(self, results: dict[str, Any], rescored: bool = False) -> list[str]:
+        import json
+
+        signature = results.get("signature", {})
+        scores = {k: round(v, 2) for k, v in results.items() if isinstance(v, float)}
+        return [f"nico {signature.get('task')} ({signature.get('shots')}-shot, {results.get('n')} examples, errors: "
+                f"{results.get('errors', 0)}): {json.dumps(scores, ensure_ascii=False)}"]
+
+    def warnings(self, results: dict[str, Any]) -> list[str]:
+        return []
+
+
+BENCHMARK = NICOBenchmark()

@@ -1,0 +1,192 @@
+"""Drive any :class:`~convbench_datasets.benchmark.Benchmark`: ``convbench run NAME`` and ``convbench score RUN``.
+
+:func:`run` checks the settings, holds the run folder, opens the cache, reads the rows (limit, then
+shard), runs the benchmark's stages through a :class:`.session.Session`, and writes ``records.jsonl``
+and ``results.json``: the benchmark's scores, a signature (the fields every run has, see
+:func:`common_signature`, plus the benchmark's own), ``stats`` and ``row_ids``. :func:`score_run`
+re-scores a folder from its records with the benchmark its signature names. Benchmarks are found by
+name in :mod:`convbench_datasets.registry`; nothing here knows one from another.
+
+Each benchmark's own run function (in its package) is a thin wrapper over :func:`run`.
+
+Example (the run object of a name from the registry):
+    >>> from convbench_datasets.registry import RUNS
+    >>> all(resolve(name).name == name for name in RUNS)
+    True
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+import time
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
+from pathlib import Path
+from typing import Any
+
+from .._version import __version__
+from ..benchmark import Benchmark
+from ..errors import ConvbenchError
+from .backends import Backend
+from .cache import ResponseCache
+from .run_folder import RunResult, check_complete, read_folder, row_id, run_lock, write_atomic, write_folder
+from .session import Session
+from .shards import check_shard, select_shard, shard_signature
+
+Spec = str | Backend
+
+
+def run(
+    benchmark: str | Benchmark,
+    *,
+    model: Spec,
+    out: str | os.PathLike[str],
+    judge: Spec | Sequence[Spec] | None = None,
+    limit: int | None = None,
+    shard: tuple[int, int] | None = None,
+    cache: str | os.PathLike[str] | ResponseCache | None = None,
+    dataset: str | os.PathLike[str] | None = None,
+    sources: str | os.PathLike[str] | None = None,
+    backend_options: dict[str, Any] | None = None,
+    judge_options: dict[str, Any] | Sequence[dict[str, Any] | None] | None = None,
+    progress: bool = True,
+    retry_errors: bool = False,
+    **settings: Any,
+) -> RunResult:
+    """Run ``benchmark`` (a name or object) with ``model`` (and its judges); write the run folder ``out``.
+
+    Args:
+        model, judge: spec strings (``hf:...``, ``openai:...``, ``baseline:...``) or Backend objects;
+            ``judge`` one or a list (as many as the benchmark takes: its ``judges``).
+        limit: only the first N rows; shard: ``(i, n)``: only shard i of n of them (see :mod:`.shards`).
+        cache: the response cache file or object (default ``$CONVBENCH_CACHE/responses.sqlite``).
+        dataset: a folder from ``convbench build`` (default: the cached build); sources: upstream mirror.
+        backend_options: the generator's backend options (``base_url``, ``concurrency``, ``device``...);
+        judge_options: the judges' (one dict for all, or one per judge; default: the generator's).
+        retry_errors: ask again the prompts that ended in a per-row error before (default: reuse it).
+        settings: the benchmark's own (its ``options``: ``config``, ``task``, ``rules``...).
+    """
+    bench = resolve(benchmark)
+    if shard is not None:
+        shard = check_shard(shard)
+    if limit is not None and limit < 1:
+        raise ConvbenchError(f"--limit must be at least 1, got {limit}")
+    judges = _judges(bench, judge)
+    options = _judge_options(judge_options, len(judges))
+    plan = bench.plan(settings, dataset=dataset, sources=sources)
+    path = Path(out)
+    with run_lock(path), open_cache(cache) as store:
+        selected = plan.rows()
+        if limit is not None:
+            selected = selected[:limit]
+        rows = select_shard(selected, shard)
+        started = time.time()
+        with Session(store, model, judges, model_options=backend_options, judge_options=options,
+                     progress=progress, retry_errors=retry_errors) as session:
+            executed = plan.execute(session, rows)
+            signature = {**common_signature(bench, rows, limit), **session.identities(), **plan.signature(session)}
+        if shard:  # the whole run's rows and fingerprint, and which shard this is
+            signature.update(shard_signature(selected, shard, dataset_fingerprint(selected)))
+        stats = {**executed.stats, "seconds": round(time.time() - started, 3),
+                 "created": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(started))}
+        results = plan.results(executed.records, signature)
+        return write_run(path, executed.records, results, signature, stats)
+
+
+def write_run(path: Path, records: list[dict[str, Any]], results: dict[str, Any], signature: dict[str, Any],
+              stats: dict[str, Any]) -> RunResult:
+    """Write a run folder: the scores, then signature (the metric's own fields under the run's),
+    stats and row ids, atomically (a reader never sees half a file)."""
+    results = {**results, "signature": {**results.get("signature", {}), **signature}, "stats": stats,
+               "row_ids": [row_id(r) for r in records]}
+    write_folder(path, records, results)
+    return RunResult(path, records, results, stats)
+
+
+def common_signature(bench: Benchmark, rows: Sequence[dict[str, Any]], limit: int | None) -> dict[str, Any]:
+    """The signature fields of every run: version, benchmark, limit, row count and the rows' fingerprint."""
+    return {"convbench_version": __version__, "benchmark": bench.name, "limit": limit, "rows": len(rows),
+            "dataset_fingerprint": dataset_fingerprint(rows)}
+
+
+def score_run(path: str | os.PathLike[str], rules: str | None = None, **options: Any) -> RunResult:
+    """Re-score a run folder from its records (no model calls); rewrites ``results.json`` only.
+
+    The benchmark named in the signature checks every record (a problem names the line and field);
+    then a folder that lost rows is refused, naming them; then the benchmark scores the records again
+    with the current code. ``rules`` and ``options``: re-scoring choices the benchmark declares in its
+    ``rescore_options``; the signature records them and gains ``scored_by``.
+    """
+    from ..registry import DEFAULT_RUN_BENCHMARK, get_benchmark, run_benchmarks
+
+    if rules is not None:
+        options = {"rules": rules, **options}
+    folder, records, previous = read_folder(path)
+    name = previous.get("signature", {}).get("benchmark", DEFAULT_RUN_BENCHMARK)
+    bench = get_benchmark(name)
+    for option in options:
+        if option not in bench.rescore_options:
+            owners = [b.title for b in run_benchmarks() if option in b.rescore_options]
+            raise ConvbenchError(f"--{option.replace('_', '-')} applies to {' and '.join(owners) or 'no'} runs; "
+                                 f"{folder} is a {name} run")
+    if not records:
+        raise ConvbenchError(f"{folder}/records.jsonl holds no records")
+    signature = {**previous.get("signature", {}), "scored_by": __version__}
+    bench.check_records(records, signature)
+    check_complete(records, previous, folder)
+    results = bench.rescore(records, signature, previous, options)
+    stats = previous.get("stats", {})
+    results = {**results, "signature": {**results.get("signature", {}), **signature}, "stats": stats,
+               "row_ids": [row_id(r) for r in records]}
+    write_atomic(folder / "results.json", json.dumps(results, indent=2, ensure_ascii=False) + "\n")
+    return RunResult(folder, records, results, stats)
+
+
+def resolve(benchmark: str | Benchmark) -> Benchmark:
+    """The benchmark object for a name (from the registry) or the object itself."""
+    if isinstance(benchmark, str):
+        from ..registry import get_benchmark
+
+        return get_benchmark(benchmark)
+    return benchmark
+
+
+def _judges(bench: Benchmark, judge: Spec | Sequence[Spec] | None) -> list[Spec]:
+    judges = [] if judge is None else [judge] if isinstance(judge, (str, Backend)) else list(judge)
+    least, most = bench.judges
+    if len(judges) < least:
+        raise ConvbenchError(f"a {bench.title} run needs {'a judge' if least == 1 else f'{least} judges'} (judge=SPEC)")
+    if most is not None and len(judges) > most:
+        takes = "no judge" if most == 0 else "one judge" if most == 1 else f"at most {most} judges"
+        raise ConvbenchError(f"a {bench.title} run takes {takes}; got {len(judges)}")
+    return judges
+
+
+def _judge_options(judge_options: Any, n: int) -> list[dict[str, Any] | None]:
+    if judge_options is None or isinstance(judge_options, dict):
+        return [judge_options] * n
+    options = list(judge_options)
+    if len(options) != n:
+        raise ConvbenchError(f"got {len(options)} judge_options for {n} judges: give one for all or one per judge")
+    return options
+
+
+@contextmanager
+def open_cache(cache: str | os.PathLike[str] | ResponseCache | None) -> Iterator[ResponseCache]:
+    """The cache object given, or the cache file opened (and closed after)."""
+    if isinstance(cache, ResponseCache):
+        yield cache
+        return
+    with ResponseCache(cache) as store:
+        yield store
+
+
+def dataset_fingerprint(rows: Sequence[dict[str, Any]]) -> str:
+    """16 hex digits of the sha256 of the rows as canonical JSON: the same rows, the same fingerprint."""
+    canonical = json.dumps(list(rows), sort_keys=True, ensure_ascii=False)
+    return hashlib.sha256(canonical.encode("utf-8")).hexdigest()[:16]
+
+
+__all__ = ["run", "score_run", "write_run", "common_signature", "dataset_fingerprint", "open_cache", "resolve"]

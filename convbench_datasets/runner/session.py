@@ -1,0 +1,190 @@
+"""The backends of one run, by role, and the stages a benchmark asks them through.
+
+A run has a generator (the ``model`` role) and zero or more judges. The session builds each backend
+when it is first needed and frees it as soon as its work is done, so that one local model (``hf:``) is
+in memory at a time; it builds the server-backed judges early so that their preflight runs before the
+first stage (an unreachable judge fails in seconds, not after hours of generation). A judge whose spec
+is the generator's own, with no options of its own, is the generator itself (one model in memory).
+
+:meth:`Session.ask` answers one list of prompts (``stage.complete`` with the run's cache, progress and
+``retry_errors``). :meth:`Session.generate_then_judge` runs the common two-step shape, generation and
+then each judge on what was generated: pipelined (each judge starts on a row as soon as its answer is
+stored) when no local model has to be freed for another, else stage after stage. Results are the same.
+
+Example (two baselines, no model needed):
+    >>> import tempfile
+    >>> from convbench_datasets.runner.cache import ResponseCache
+    >>> from convbench_datasets.runner.backends import GenerationParams
+    >>> with ResponseCache(tempfile.mkdtemp() + "/c.sqlite") as store, \\
+    ...         Session(store, "baseline:repeat", ["baseline:silence"], progress=False) as session:
+    ...     generated, judged = session.generate_then_judge(
+    ...         [[{"role": "user", "content": "hi"}]], GenerationParams(8),
+    ...         lambda i, g: [{"role": "user", "content": g.text}], GenerationParams(8))
+    >>> generated.generations[0].text, judged[0].generations[0].text
+    ('hi', '')
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from typing import Any
+
+from ..errors import ConvbenchError
+from .backends import Backend, Generation, GenerationParams, Messages, backend_from_spec, early_backend
+from .cache import ResponseCache
+from .stage import Follow, StageResult, complete, pipeline, pipelines
+
+Spec = str | Backend
+
+
+def spec_kind(spec: Spec) -> str:
+    """``hf``, ``openai``, ``baseline`` for a spec string; ``object`` for a Backend object."""
+    return "object" if isinstance(spec, Backend) else spec.partition(":")[0]
+
+
+class Session:
+    """The backends of one run and the run's cache, progress and error policy (see the module docstring).
+
+    ``model_options``: options of the generator's backend (``base_url``, ``concurrency``...);
+    ``judge_options``: one dict per judge (None: the generator's options).
+    """
+
+    def __init__(self, store: ResponseCache, model: Spec, judges: Sequence[Spec] = (), *,
+                 model_options: dict[str, Any] | None = None,
+                 judge_options: Sequence[dict[str, Any] | None] | None = None,
+                 progress: bool = True, retry_errors: bool = False) -> None:
+        self.store, self.progress, self.retry_errors = store, progress, retry_errors
+        self.model_spec, self.judge_specs = model, list(judges)
+        self.model_options = model_options or {}
+        options = list(judge_options) if judge_options is not None else [None] * len(self.judge_specs)
+        if len(options) != len(self.judge_specs):
+            raise ConvbenchError(f"got {len(options)} judge options for {len(self.judge_specs)} judges")
+        self.judge_options = [o or self.model_options for o in options]
+        # the first judge is the generator itself when it is the same spec and has no options of its own
+        self.same = bool(self.judge_specs) and isinstance(model, str) and model == self.judge_specs[0] \
+            and not (judge_options and judge_options[0])
+        self._generator: Backend | None = None
+        self._judges: list[Backend | None] = [None] * len(self.judge_specs)
+        self._built: list[Backend] = []
+        self._freed: set[int] = set()
+
+    # -- backends --------------------------------------------------------------------------------------
+
+    @property
+    def generator(self) -> Backend:
+        """The ``model`` role's backend (built on first use)."""
+        if self._generator is None:
+            self._generator = self._build(self.model_spec, self.model_options)
+        return self._generator
+
+    def judge(self, k: int = 0) -> Backend:
+        """Judge ``k``'s backend (built on first use; judge 0 may be the generator, see ``same``)."""
+        if self._judges[k] is None:
+            self._judges[k] = self.generator if self.same and k == 0 else \
+                self._build(self.judge_specs[k], self.judge_options[k])
+        return self._judges[k]  # type: ignore[return-value]
+
+    def early_judges(self) -> list[Backend | None]:
+        """The judges that can be built before generation (servers, objects), to preflight with it;
+        None for a local model (it loads at its stage) and for the judge that is the generator."""
+        early: list[Backend | None] = []
+        for k, spec in enumerate(self.judge_specs):
+            if self._judges[k] is None and not (self.same and k == 0):
+                backend = early_backend(spec, **self.judge_options[k])
+                if backend is not None:
+                    self._judges[k] = self._keep(backend)
+            early.append(None if self.same and k == 0 else self._judges[k])
+        return early
+
+    def free(self, backend: Backend) -> None:
+        """Release ``backend`` (a local model's memory) now that its stages are done; once."""
+        if id(backend) not in self._freed:
+            self._freed.add(id(backend))
+            backend.close()
+
+    def _build(self, spec: Spec, options: dict[str, Any]) -> Backend:
+        return self._keep(backend_from_spec(spec, **options))
+
+    def _keep(self, backend: Backend) -> Backend:
+        self._built.append(backend)
+        return backend
+
+    def close(self) -> None:
+        """Free every backend the session built and has not freed."""
+        for backend in self._built:
+            self.free(backend)
+
+    def __enter__(self) -> Session:
+        return self
+
+    def __exit__(self, *exc: Any) -> None:
+        self.close()
+
+    def identities(self) -> dict[str, Any]:
+        """The signature fields naming the backends: model (and judge; with several, every judge)."""
+        fields: dict[str, Any] = {"model": self.generator.spec, "model_identity": self.generator.identity()}
+        if self.judge_specs:
+            judges = [self.judge(k) for k in range(len(self.judge_specs))]
+            fields.update(judge=judges[0].spec, judge_identity=judges[0].identity())
+            if len(judges) > 1:
+                fields.update(judges=[j.spec for j in judges], judge_identities=[j.identity() for j in judges])
+        return fields
+
+    # -- stages ----------------------------------------------------------------------------------------
+
+    def ask(self, backend: Backend, prompts: Sequence[Messages], params: GenerationParams, desc: str,
+            preflight_also: Sequence[Backend | None] = ()) -> StageResult:
+        """Answer ``prompts`` with ``backend`` (``stage.complete`` with this run's cache and policies)."""
+        return complete(backend, prompts, params, self.store, desc=desc, progress=self.progress,
+                        retry_errors=self.retry_errors, preflight_also=preflight_also)
+
+    def generate_then_judge(self, prompts: Sequence[Messages], params: GenerationParams,
+                            judge_prompt: Callable[[int, Generation], Messages | None],
+                            judge_params: GenerationParams, *, pipelined: bool = True, desc: str = "generate",
+                            ) -> tuple[StageResult, list[StageResult]]:
+        """Generate an answer to each prompt, then have every judge answer ``judge_prompt(i, answer)``
+        (None: row ``i`` is not judged, e.g. its generation failed; it gets an empty answer, no hit flag).
+
+        Returns the generation and, per judge, its results placed at their rows. Pipelined when
+        ``pipelined`` and every backend may run beside another (:func:`stage.pipelines`: none holds a
+        local model) and no object plays two roles; else generation first, the generator freed
+        (unless it is the judge), then each judge in turn, each freed before the next loads.
+        """
+        n_judges = len(self.judge_specs)
+        descs = ["judge" if n_judges == 1 else f"judge {k + 1}/{n_judges}" for k in range(n_judges)]
+        early = self.early_judges()
+        if pipelined and not self.same:  # a baseline judge has nothing to load: build it now to pipeline it
+            early = [self.judge(k) if e is None and spec_kind(spec) == "baseline" else e
+                     for k, (e, spec) in enumerate(zip(early, self.judge_specs))]
+        generator = self.generator
+        if (pipelined and not self.same and all(e is not None and pipelines(e) for e in early) and pipelines(generator)
+                and len({id(b) for b in [generator, *early]}) == 1 + len(early)):
+            judges = [e for e in early if e is not None]
+            generated, followed = pipeline(
+                generator, prompts, params, self.store, desc=desc, progress=self.progress,
+                retry_errors=self.retry_errors, follow=judge_prompt,
+                then=[Follow(b, judge_params, d) for b, d in zip(judges, descs)])
+            for backend in [generator, *judges]:
+                self.free(backend)
+            return generated, [spread(judged, rows, len(prompts)) for rows, judged in followed]
+        generated = self.ask(generator, prompts, params, desc, preflight_also=early)
+        asked = [(i, judge_prompt(i, g)) for i, g in enumerate(generated.generations)]
+        asked = [(i, p) for i, p in asked if p is not None]
+        if not self.same:
+            self.free(generator)
+        stages = []
+        for k in range(n_judges):
+            judge = self.judge(k)
+            judged = self.ask(judge, [p for _, p in asked], judge_params, descs[k])
+            self.free(judge)
+            stages.append(spread(judged, [i for i, _ in asked], len(prompts)))
+        return generated, stages
+
+
+def spread(judged: StageResult, rows: list[int], n: int) -> StageResult:
+    """A later stage's results placed back at their rows; rows not asked get an empty answer and no hit flag."""
+    generations: list[Generation] = [Generation("")] * n
+    hits: list[bool | None] = [None] * n
+    for position, row in enumerate(rows):
+        generations[row], hits[row] = judged.generations[position], judged.cache_hits[position]
+    return StageResult(generations, hits, judged.model_calls)  # type: ignore[arg-type]

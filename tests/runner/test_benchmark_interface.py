@@ -1,0 +1,198 @@
+"""runner/ is benchmark-agnostic; each benchmark plugs in through the Benchmark interface (issue #14)."""
+
+from __future__ import annotations
+
+import ast
+import inspect
+import re
+from dataclasses import fields
+from pathlib import Path
+
+import pytest
+
+import convbench_datasets
+from convbench_datasets.benchmark import Benchmark, Option, Plan, declare
+from convbench_datasets.errors import ConvbenchError
+from convbench_datasets.registry import RUNS, get_benchmark, run_benchmarks
+
+RUNNER = Path(convbench_datasets.__file__).parent / "runner"
+PACKAGES = {name: module.rsplit(".", 1)[0] for name, module in RUNS.items()}  # nc -> convbench_datasets.nc
+
+
+def _imports(path: Path) -> list[str]:
+    """Absolute module names a file imports (relative imports resolved from its package)."""
+    package = "convbench_datasets." + ".".join(path.relative_to(RUNNER.parent).with_suffix("").parts[:-1])
+    names = []
+    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+        if isinstance(node, ast.Import):
+            names += [alias.name for alias in node.names]
+        elif isinstance(node, ast.ImportFrom):
+            base = package.split(".")[: len(package.split(".")) - node.level + 1] if node.level else []
+            names.append(".".join([*base, node.module or ""]).strip("."))
+    return names
+
+
+@pytest.mark.parametrize("path", sorted(RUNNER.rglob("*.py")), ids=lambda p: str(p.relative_to(RUNNER)))
+def test_runner_imports_no_benchmark_package(path: Path) -> None:
+    for name in _imports(path):
+        assert not any(name == package or name.startswith(package + ".") for package in PACKAGES.values()), (path, name)
+
+
+@pytest.mark.parametrize("path", sorted(RUNNER.rglob("*.py")), ids=lambda p: str(p.relative_to(RUNNER)))
+def test_runner_names_no_benchmark(path: Path) -> None:
+    words = [*RUNS, *(b.title for b in run_benchmarks()), "NC-Bench", "NICO", "CoCoEval"]
+    pattern = re.compile(r"\b(" + "|".join(map(re.escape, words)) + r")\b", re.IGNORECASE)
+    found = [(n, line) for n, line in enumerate(path.read_text(encoding="utf-8").splitlines(), 1) if pattern.search(line)]
+    assert not found, found
+
+
+def test_the_import_check_sees_relative_imports() -> None:
+    # the check above would pass vacuously if _imports missed `from ..nc.run import x`
+    probe = RUNNER / "backends" / "_probe_for_test.py"
+    probe.write_text("from ...nc.run import run_nc\nfrom .. import stage\n", encoding="utf-8")
+    try:
+        assert _imports(probe) == ["convbench_datasets.nc.run", "convbench_datasets.runner"]
+    finally:
+        probe.unlink()
+
+
+@pytest.mark.parametrize("name", list(RUNS))
+def test_each_benchmark_implements_the_interface(name: str) -> None:
+    bench = get_benchmark(name)
+    assert isinstance(bench, Benchmark) and bench.name == name
+    assert all(isinstance(option, Option) for option in bench.options)
+    plan = bench.plan({"task": "open_domain"} if name == "nico" else {}, dataset=None, sources=None)
+    assert isinstance(plan, Plan)
+
+
+@pytest.mark.parametrize("name", list(RUNS))
+def test_run_function_defaults_are_the_plans_and_the_flags(name: str) -> None:
+    # the run function's keyword defaults, its plan's field defaults and its flags' defaults are one fact
+    bench = get_benchmark(name)
+    function = getattr(inspect.getmodule(type(bench)), f"run_{name}")
+    parameters = inspect.signature(function).parameters
+    plan_type = type(bench.plan({"task": "open_domain"} if name == "nico" else {}, dataset=None, sources=None))
+    for field in fields(plan_type):
+        if field.init and field.name in parameters and field.name not in ("dataset", "sources"):
+            default = parameters[field.name].default
+            assert field.default == (None if default is inspect.Parameter.empty else default), field.name
+    for option in bench.options:
+        assert option.default == declare(function, option)[0].default
+
+
+def test_unknown_settings_and_judge_counts_are_refused(tmp_path: Path) -> None:
+    from convbench_datasets.runner.pipeline import run
+
+    with pytest.raises(ConvbenchError, match=r"NICO takes no setting 'config' \(its settings: task, "):
+        run("nico", model="baseline:silence", out=tmp_path / "a", task="open_domain", config="basic")
+    with pytest.raises(ConvbenchError, match="a NICO run takes no judge; got 1"):
+        run("nico", model="baseline:silence", judge="baseline:silence", out=tmp_path / "b", task="open_domain")
+    with pytest.raises(ConvbenchError, match="a CoCoEvalBench run takes one judge; got 2"):
+        run("cocoeval", model="baseline:silence", judge=["baseline:silence"] * 2, out=tmp_path / "c")
+    with pytest.raises(ConvbenchError, match="a NC-Bench run needs a judge"):
+        run("nc", model="baseline:silence", out=tmp_path / "d")
+    assert not any((tmp_path / d).exists() for d in "abcd")  # refused before the run folder is made
+
+
+def test_cli_refuses_another_benchmarks_flag(capsys: pytest.CaptureFixture[str]) -> None:
+    from convbench_datasets.cli import main
+
+    assert main(["run", "nico", "--task", "open_domain", "--model", "baseline:silence", "--out", "x",
+                 "--rules", "paper", "--turns-per-call", "5"]) == 1
+    assert "--rules and --turns-per-call apply to cocoeval, nc only, not nico" in capsys.readouterr().err
+    assert main(["run", "nico", "--task", "open_domain", "--model", "baseline:silence", "--out", "x",
+                 "--judge", "baseline:silence"]) == 1
+    assert "convbench run nico takes no --judges" in capsys.readouterr().err
+
+
+def test_a_new_benchmark_plugs_in_without_touching_the_runner(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A toy benchmark (echo: the answer must repeat the row's word) runs, writes, re-scores and merges
+    through runner/ alone: the interface is all a benchmark needs."""
+    import sys
+    import types
+    from dataclasses import dataclass
+
+    from convbench_datasets import registry
+    from convbench_datasets.benchmark import Executed
+    from convbench_datasets.runner.backends import GenerationParams
+    from convbench_datasets.runner.pipeline import run, score_run
+    from convbench_datasets.runner.shards import merge_runs
+
+    @dataclass
+    class EchoPlan:
+        words: int = 5
+
+        def rows(self) -> list[dict]:
+            return [{"id": i, "word": f"w{i}"} for i in range(self.words)]
+
+        def execute(self, session, rows):  # type: ignore[no-untyped-def]
+            prompts = [[{"role": "user", "content": "x"}, {"role": "assistant", "content": r["word"]},
+                        {"role": "user", "content": "again?"}] for r in rows]
+            answered = session.ask(session.generator, prompts, GenerationParams(8), desc="echo")
+            return Executed([{"id": r["id"], "word": r["word"], "answer": g.text, "error": g.error}
+                             for r, g in zip(rows, answered.generations)], {"model_calls": answered.model_calls})
+
+        def signature(self, session) -> dict:  # type: ignore[no-untyped-def]
+            return {"words": self.words}
+
+        def results(self, records, signature):  # type: ignore[no-untyped-def]
+            return {"n": len(records), "accuracy": 100.0 * sum(r["answer"] == r["word"] for r in records) / len(records)}
+
+    class Echo:
+        name, title, judges, rescore_options, options = "echo", "Echo", (0, 0), (), ()
+
+        def run(self, **kwargs):  # type: ignore[no-untyped-def]
+            return run(self, **kwargs)
+
+        def plan(self, settings, *, dataset, sources):  # type: ignore[no-untyped-def]
+            return EchoPlan(**settings)
+
+        def check_records(self, records, signature) -> None:  # type: ignore[no-untyped-def]
+            pass
+
+        def rescore(self, records, signature, previous, options):  # type: ignore[no-untyped-def]
+            return EchoPlan().results(records, signature)
+
+        def carried(self, shards, signature) -> dict:  # type: ignore[no-untyped-def]
+            return {}
+
+        def summary(self, results, rescored=False) -> list[str]:  # type: ignore[no-untyped-def]
+            return [f"echo {results['accuracy']:.0f}%"]
+
+        def warnings(self, results) -> list[str]:  # type: ignore[no-untyped-def]
+            return []
+
+    module = types.ModuleType("echo_benchmark_for_test")
+    module.BENCHMARK = Echo()  # type: ignore[attr-defined]
+    monkeypatch.setitem(sys.modules, module.__name__, module)
+    monkeypatch.setitem(registry.RUNS, "echo", module.__name__)
+    assert isinstance(module.BENCHMARK, Benchmark)
+    cache = tmp_path / "c.sqlite"
+    whole = run("echo", model="baseline:repeat", out=tmp_path / "whole", cache=cache, progress=False)
+    assert whole.results["accuracy"] == 100.0 and whole.results["signature"]["words"] == 5
+    assert whole.results["row_ids"] == ["0", "1", "2", "3", "4"] and whole.stats["model_calls"] == 5
+    assert score_run(tmp_path / "whole").results["accuracy"] == 100.0
+    shards = [run("echo", model="baseline:repeat", out=tmp_path / f"s{i}", cache=cache, shard=(i, 2), progress=False)
+              for i in (1, 2)]
+    assert [s.results["row_ids"] for s in shards] == [["0", "2", "4"], ["1", "3"]]
+    merged = merge_runs([tmp_path / "s2", tmp_path / "s1"], tmp_path / "merged")
+    assert merged.records == whole.records and merged.results["accuracy"] == 100.0
+
+
+@pytest.mark.parametrize("name", ["nc", "nico"])
+def test_a_run_does_not_import_datasets(name: str, request: pytest.FixtureRequest, tmp_path: Path) -> None:
+    # a short run's CPU went mostly to imports: rows come from the built parquet through pyarrow
+    import json
+    import subprocess
+    import sys
+
+    built = request.getfixturevalue(f"{name}_built")
+    argv = ["run", name, "--model", "baseline:repeat", "--limit", "3", "--dataset", str(built), "--no-progress",
+            "--out", str(tmp_path / "run"), "--cache", str(tmp_path / "c.sqlite"),
+            *(["--judge", "baseline:smoke-judge", "--config", "basic"] if name == "nc" else
+              ["--task", "open_domain", "--split", "train"])]
+    script = ("import json, sys\nfrom convbench_datasets.cli import main\n"
+              f"code = main({argv!r})\n"
+              "print(json.dumps([code, sorted(m for m in ('datasets', 'evaluate', 'torch', 'pandas') if m in sys.modules)]))")
+    out = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, check=True).stdout
+    assert json.loads(out.strip().splitlines()[-1]) == [0, []]
