@@ -60,7 +60,7 @@ def run_stage(stage: str, model: str | Backend, options: Mapping[str, Any], fiel
     """
     from ..runner.backends import GenerationParams, backend_from_spec
     from ..runner.cache import ResponseCache
-    from .run import CUT_RETRY_FACTOR
+    from .simulation_loop import CUT_RETRY_FACTOR
     from ..runner.stage import complete
 
     texts = stage_templates(stage)

@@ -39,7 +39,6 @@ from ..benchmark import Executed, Option, declare, make_plan, non_negative, posi
 from ..errors import ConvbenchError
 from ..runner.backends import Backend, GenerationParams
 from ..runner.cache import ResponseCache
-from ..runner.pipeline import run
 from ..runner.run_folder import RunResult
 from ..runner.session import Session
 from ..runner.stage import complete
@@ -104,6 +103,8 @@ def run_cocoeval(
     ``repetition_countermeasure``: copy the last five turns first, with presence_penalty 2.0 (paper, C.2).
     ``shard``: ``(i, n)``: only shard i of n (from 1) of the rows config, split and limit select (see :mod:`.shards`).
     """
+    from ..runner.pipeline import run  # the pipeline sits above the benchmarks: imported when a run starts
+
     return run(BENCHMARK, model=model, judge=judge, out=out, limit=limit, shard=shard, cache=cache, dataset=dataset,
                sources=sources, backend_options=backend_options, judge_options=judge_options, progress=progress,
                retry_errors=retry_errors, config=config, split=split, turns_per_call=turns_per_call, prompt=prompt,

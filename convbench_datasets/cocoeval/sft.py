@@ -157,7 +157,7 @@ def export_sft(out: str | os.PathLike[str], turns_per_call: int, *, config: str 
                sources: str | os.PathLike[str] | None = None) -> SftExport:
     """Write the training split of ``config`` as SFT examples to ``out`` (``convbench export cocoeval-sft``)."""
     from .run import read_rows as _rows
-    from ..runner.pipeline import dataset_fingerprint
+    from ..runner.run_folder import dataset_fingerprint
 
     check_replaceable(Path(out))  # before the dataset is built or read: a refused file costs nothing
     behaviours = load_taxonomy(taxonomy)

@@ -41,7 +41,6 @@ from ..benchmark import Executed, Option, declare, make_plan, positive
 from ..errors import ConvbenchError
 from ..runner.backends import Backend, Generation, GenerationParams
 from ..runner.cache import ResponseCache
-from ..runner.pipeline import run, write_run as write_folder_run
 from ..runner.run_folder import RunResult
 from ..runner.session import Session
 from .judge_output import ParsedJudgement
@@ -114,6 +113,8 @@ def run_nc(
             An ``hf:`` judge (or generator and judge the same model) runs after generation, as with False.
             Results are the same either way.
     """
+    from ..runner.pipeline import run  # the pipeline sits above the benchmarks: imported when a run starts
+
     return run(BENCHMARK, model=model, judge=judge, out=out, limit=limit, shard=shard, cache=cache, dataset=dataset,
                sources=sources, backend_options=backend_options, judge_options=judge_options, progress=progress,
                retry_errors=retry_errors, config=config, max_new_tokens=max_new_tokens,
@@ -224,6 +225,8 @@ def score_run_records(records: list[dict[str, Any]], signature: dict[str, Any]) 
 
 def write_run(path: Path, records: list[dict[str, Any]], signature: dict[str, Any], stats: dict[str, Any]) -> dict[str, Any]:
     """Score ``records`` and write both files (atomically: a reader never sees half a file)."""
+    from ..runner.pipeline import write_run as write_folder_run
+
     return write_folder_run(path, records, score_run_records(records, signature), signature, stats).results
 
 

@@ -29,7 +29,6 @@ from ..benchmark import Executed, Option, declare, make_plan, non_negative, posi
 from ..errors import ConvbenchError
 from ..runner.backends import Backend, GenerationParams
 from ..runner.cache import ResponseCache
-from ..runner.pipeline import run
 from ..runner.run_folder import RunResult
 from ..runner.session import Session
 from ..scoring.inputs import MAX_TEXT_CHARS
@@ -111,6 +110,8 @@ def run_nico(
     ``bertscore_layer``: the BERTScore layer (default: inferred, see ``scoring.bertscore.resolve_layer``).
     ``shard``: ``(i, n)``: only shard i of n (from 1) of the rows split and limit select (see :mod:`.shards`).
     """
+    from ..runner.pipeline import run  # the pipeline sits above the benchmarks: imported when a run starts
+
     return run(BENCHMARK, model=model, out=out, limit=limit, shard=shard, cache=cache, dataset=dataset, sources=sources,
                backend_options=backend_options, progress=progress, retry_errors=retry_errors, task=task, shots=shots,
                split=split, max_new_tokens=max_new_tokens, tokenizer=tokenizer, bertscore=bertscore,

@@ -4,9 +4,19 @@ benchmark's run function lives in its own package (``convbench_datasets.run_nc``
 
 from .backends import Backend, Generation, GenerationParams, backend_from_spec
 from .cache import ResponseCache
-from .pipeline import run, score_run
 from .run_folder import RunResult
 from .stage import RunIncomplete
+
+
+
+def __getattr__(name: str) -> object:
+    # the pipeline sits above the benchmark packages, which import this package's lower layer: loaded on use
+    if name in ("run", "score_run"):
+        from . import pipeline
+
+        return getattr(pipeline, name)
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+
 
 __all__ = [
     "Backend",

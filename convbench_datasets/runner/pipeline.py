@@ -17,7 +17,6 @@ Example (the run object of a name from the registry):
 
 from __future__ import annotations
 
-import hashlib
 import json
 import os
 import time
@@ -31,7 +30,16 @@ from ..benchmark import Benchmark
 from ..errors import ConvbenchError
 from .backends import Backend
 from .cache import ResponseCache
-from .run_folder import RunResult, check_complete, read_folder, row_id, run_lock, write_atomic, write_folder
+from .run_folder import (
+    RunResult,
+    check_complete,
+    dataset_fingerprint,
+    read_folder,
+    row_id,
+    run_lock,
+    write_atomic,
+    write_folder,
+)
 from .session import Session
 from .shards import check_shard, select_shard, shard_signature
 
@@ -181,12 +189,6 @@ def open_cache(cache: str | os.PathLike[str] | ResponseCache | None) -> Iterator
         return
     with ResponseCache(cache) as store:
         yield store
-
-
-def dataset_fingerprint(rows: Sequence[dict[str, Any]]) -> str:
-    """16 hex digits of the sha256 of the rows as canonical JSON: the same rows, the same fingerprint."""
-    canonical = json.dumps(list(rows), sort_keys=True, ensure_ascii=False)
-    return hashlib.sha256(canonical.encode("utf-8")).hexdigest()[:16]
 
 
 __all__ = ["run", "score_run", "write_run", "common_signature", "dataset_fingerprint", "open_cache", "resolve"]

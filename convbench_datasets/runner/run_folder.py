@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import hashlib
 import json
 import os
 import tempfile
@@ -151,3 +152,9 @@ def check_complete(records: Sequence[Any], results: Mapping[str, Any], path: str
 def _some(ids: list[str], shown: int = 10) -> str:
     more = f" and {len(ids) - shown} more" if len(ids) > shown else ""
     return ", ".join(ids[:shown]) + more
+
+
+def dataset_fingerprint(rows: Sequence[dict[str, Any]]) -> str:
+    """16 hex digits of the sha256 of the rows as canonical JSON: the same rows, the same fingerprint."""
+    canonical = json.dumps(list(rows), sort_keys=True, ensure_ascii=False)
+    return hashlib.sha256(canonical.encode("utf-8")).hexdigest()[:16]

@@ -196,3 +196,20 @@ def test_a_run_does_not_import_datasets(name: str, request: pytest.FixtureReques
               "print(json.dumps([code, sorted(m for m in ('datasets', 'evaluate', 'torch', 'pandas') if m in sys.modules)]))")
     out = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, check=True).stdout
     assert json.loads(out.strip().splitlines()[-1]) == [0, []]
+
+
+def test_layers_run_one_way() -> None:
+    # the model-calling layer (backends, cache, stages, session) sits below the benchmark packages and the
+    # pipeline above them: importing a benchmark, its builder or its model-made build stages loads no
+    # pipeline (the run_* wrappers import it when a run starts)
+    import json
+    import subprocess
+    import sys
+
+    modules = [*RUNS.values(), "convbench_datasets.cocoeval.builder", "convbench_datasets.cocoeval.model_stage"]
+    script = ("import importlib, json, sys\n"
+              f"for name in {modules!r}: importlib.import_module(name)\n"
+              "print(json.dumps(sorted(m for m in sys.modules if m in ('convbench_datasets.runner.pipeline', "
+              "'convbench_datasets.runner.sweep', 'convbench_datasets.cli'))))")
+    out = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, check=True).stdout
+    assert json.loads(out.strip().splitlines()[-1]) == []

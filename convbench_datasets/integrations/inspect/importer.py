@@ -188,7 +188,7 @@ _RECORDS: dict[str, Callable[[list[EvalSample], Mapping[str, Any]], list[dict[st
 
 def _signature(eval_log: EvalLog, settings: Mapping[str, Any], samples: list[EvalSample], where: str,
                epoch: int) -> dict[str, Any]:
-    from ...runner.pipeline import dataset_fingerprint
+    from ...runner.run_folder import dataset_fingerprint
 
     spec = eval_log.eval
     grader = (spec.model_roles or {}).get(GRADER_ROLE)
