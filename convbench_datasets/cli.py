@@ -128,6 +128,14 @@ def _parser() -> argparse.ArgumentParser:
     _add_benchmark_options(run)
 
 
+    sweep = _command(commands, "sweep", "run models x benchmarks x settings from one YAML file (resumable: a rerun "
+                                        "skips finished cells), then one report over them")
+    sweep.add_argument("file", metavar="FILE.yaml", help="the sweep file (format: README, Sweeps)")
+    sweep.add_argument("--dry-run", action="store_true", help="check the file and list its cells; run nothing")
+    sweep.add_argument("--rerun", action="store_true",
+                       help="run every cell again, finished or not (answers still come from the response cache)")
+    sweep.add_argument("--no-progress", action="store_true", help="hide the runs' progress bars (a line per cell stays)")
+
     report = _command(commands, "report", "HTML report, figures and tables from run folders")
     report.add_argument("rundirs", nargs="+", metavar="RUNDIR")
     report.add_argument("--out", required=True, help="folder for report.html, figures/ and tables/")
@@ -329,6 +337,20 @@ def _cmd_report(args: argparse.Namespace) -> None:
     except ImportError as err:
         raise ConvbenchError(f"reports need the report extra: pip install 'convbench[report]' ({err})") from None
     print(f"wrote {write_report(args.rundirs, args.out, reference=not args.no_reference)}")
+
+
+def _cmd_sweep(args: argparse.Namespace) -> None:
+    """Cells' progress on stderr, the summary table on stdout; exit code 1 when a cell failed."""
+    from .runner.sweep import run_sweep
+
+    result = run_sweep(args.file, dry_run=args.dry_run, rerun=args.rerun, progress=not args.no_progress,
+                       echo=lambda line: print(line, file=sys.stderr, flush=True))
+    print("\n".join(result.lines()))
+    if result.failed:
+        raise ConvbenchError(f"{len(result.failed)} of {len(result.cells)} cells failed (errors above and in "
+                             f"{result.out / 'sweep.json'}); run the sweep again to retry them")
+    if result.report_failed:
+        raise ConvbenchError(f"every cell finished, but {result.report_note}")
 
 
 def _cmd_compare(args: argparse.Namespace) -> None:
@@ -555,6 +577,7 @@ COMMANDS = {
     "score": _cmd_score,
     "merge": _cmd_merge,
     "report": _cmd_report,
+    "sweep": _cmd_sweep,
     "publish": _cmd_publish,
     "metrics": _cmd_metrics,
     "install": _cmd_install,

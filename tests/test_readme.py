@@ -24,3 +24,19 @@ def test_ci_runs_the_readme_test_command() -> None:
 def test_main_command_builds_nc() -> None:
     main = _bash_blocks()[0]
     assert main.startswith("python3 -m venv .venv") and main.endswith("convbench build nc --out hub/nc")
+
+
+def test_the_sweep_example_is_a_valid_sweep(tmp_path: Path) -> None:
+    # the README's example sweep file passes the sweep's own checks (dry run: nothing runs, nothing is written)
+    import yaml
+
+    from convbench_datasets.runner.sweep import run_sweep
+
+    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+    (example,) = [block for block in re.findall(r"```yaml\n(.*?)```", readme, flags=re.S) if block.startswith("# sweep.yaml")]
+    sweep = yaml.safe_load(example)
+    sweep["out"] = str(tmp_path / "sweep")
+    result = run_sweep(sweep, dry_run=True, progress=False, echo=lambda line: None)
+    # 2 NC + (4 + 1) NICO + 1 CoCoEval cells for each of the 4 models (the comments in the example say why)
+    assert len(result.cells) == 4 * (2 + 5 + 1)
+    assert not (tmp_path / "sweep").exists()

@@ -33,6 +33,7 @@ from .cache import ResponseCache
 from .run_folder import (
     RunResult,
     check_complete,
+    check_run_out,
     dataset_fingerprint,
     read_folder,
     row_id,
@@ -85,6 +86,7 @@ def run(
     options = _judge_options(judge_options, len(judges))
     plan = bench.plan(settings, dataset=dataset, sources=sources)
     path = Path(out)
+    check_run_out(path)  # a typo in --out must never write into a user's folder
     with run_lock(path), open_cache(cache) as store:
         selected = plan.rows()
         if limit is not None:

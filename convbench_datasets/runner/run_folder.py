@@ -59,7 +59,15 @@ def write_atomic(path: Path, text: str) -> None:
 def run_lock(folder: Path) -> Iterator[None]:
     """Hold the run folder for one process: a second run into the same folder fails at once, clearly."""
     folder.mkdir(parents=True, exist_ok=True)
-    with open(folder / ".lock", "w") as handle:
+    with hold_lock(folder / ".lock", f"another convbench process is running into {folder}; use another --out"):
+        yield
+
+
+@contextmanager
+def hold_lock(path: Path, busy: str) -> Iterator[None]:
+    """An exclusive lock on the file ``path`` for as long as the block runs; ``busy`` is the error when another
+    process holds it. The file is opened to append, so a file of that name loses nothing."""
+    with open(path, "a") as handle:
         try:
             import fcntl
 
@@ -67,7 +75,7 @@ def run_lock(folder: Path) -> Iterator[None]:
         except ImportError:  # no fcntl (Windows): no lock
             pass
         except BlockingIOError:
-            raise ConvbenchError(f"another convbench process is running into {folder}; use another --out") from None
+            raise ConvbenchError(busy) from None
         yield
 
 

@@ -213,3 +213,16 @@ def test_layers_run_one_way() -> None:
               "'convbench_datasets.runner.sweep', 'convbench_datasets.cli'))))")
     out = subprocess.run([sys.executable, "-c", script], capture_output=True, text=True, check=True).stdout
     assert json.loads(out.strip().splitlines()[-1]) == []
+
+
+def test_a_run_never_writes_into_a_users_folder(tmp_path: Path) -> None:
+    # --out pointing at a folder of the user's (not empty, no results.json) is refused before anything is written
+    from convbench_datasets.runner.pipeline import run
+
+    mine = tmp_path / "notes"
+    mine.mkdir()
+    (mine / "records.jsonl").write_text("my own lines\n", encoding="utf-8")
+    with pytest.raises(ConvbenchError, match="is not empty and is not a run folder"):
+        run("nico", model="baseline:silence", out=mine, task="open_domain")
+    assert sorted(p.name for p in mine.iterdir()) == ["records.jsonl"]
+    assert (mine / "records.jsonl").read_text(encoding="utf-8") == "my own lines\n"

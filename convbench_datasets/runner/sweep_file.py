@@ -1,0 +1,614 @@
+"""Reading a sweep file (``convbench sweep FILE.yaml``) into the cells it defines, every problem found first.
+
+A sweep file names an output folder, models, default judges and benchmarks with their settings; every
+benchmark's settings expand into a grid (a list value: one cell per value), run once per model. The
+format is in the README (Sweeps) and in :func:`read_sweep`. Reading checks the whole file before any
+cell runs: unknown keys, unknown benchmarks, settings a benchmark does not take, bad values (each
+benchmark's own ``plan`` checks every combination), judge counts, and two cells that would share one
+folder. Each problem names the file and its key path (``benchmarks.x.shots[1]``); all are reported
+together, in one :class:`~convbench_datasets.errors.ConvbenchError`.
+
+Benchmarks are found through the registry; nothing here knows one from another.
+
+Example:
+    >>> slug("openai:Qwen/Qwen2.5-7B-Instruct")
+    'openai-Qwen-Qwen2.5-7B-Instruct'
+    >>> settings_slug({"task": "open_domain", "shots": 3})
+    'shots=3,task=open_domain'
+"""
+
+from __future__ import annotations
+
+import argparse
+import hashlib
+import itertools
+import json
+import os
+import re
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from ..errors import ConvbenchError
+
+# keys of the file's top level; the backend options there are defaults for every model and judge
+BACKEND_KEYS = ("base_url", "concurrency", "timeout", "api_key_env", "device", "dtype", "batch_size")
+TOP_KEYS = ("out", "cache", "sources", "limit", "retry_errors", "models", "judges", "benchmarks", *BACKEND_KEYS)
+ENDPOINT_KEYS = ("spec", "name", "model_id", *BACKEND_KEYS)  # a model's or a judge's mapping
+BLOCK_KEYS = ("dataset", "judges", "limit")  # a benchmark's own keys beside its settings
+# backend options that change how fast answers come, not which: left out of a cell's definition (its hash)
+THROUGHPUT_KEYS = ("concurrency", "timeout", "api_key_env", "batch_size", "device")
+# run keywords the sweep fills in itself: a benchmark's block cannot set them
+RESERVED = {
+    "model": "the models are the top-level `models`",
+    "judge": "judges are `judges` (top level, or this benchmark's own)",
+    "judge_options": "give each judge its options in `judges`",
+    "backend_options": "give each model its options in `models`",
+    "out": "cells go to folders under the top-level `out`",
+    "shard": "a sweep runs whole cells, not shards",
+    "cache": "`cache` is a top-level key (one response cache for every cell)",
+    "sources": "`sources` is a top-level key",
+    "retry_errors": "`retry_errors` is a top-level key",
+    "progress": "progress is `convbench sweep --no-progress`",
+}
+SAFE = re.compile(r"[^A-Za-z0-9._+-]+")  # what a folder name keeps; the rest becomes "-"
+NO_SETTINGS = "run"  # the settings folder of a cell that sets none of its benchmark's varying settings
+MAX_NAME = 100  # characters of one folder name; a longer one is cut and given a hash of the whole
+
+
+@dataclass(frozen=True)
+class Endpoint:
+    """A model or judge of the sweep: its spec, its folder name and its backend options."""
+
+    spec: str
+    name: str
+    options: dict[str, Any]  # base_url, model_id, concurrency... (None: the backend's default)
+
+    def identity(self) -> dict[str, Any]:
+        """What makes answers differ: the spec and the options but throughput ones; with a ``model_id``
+        the URLs are left out too (the cache keys answers on the id, as the backend does)."""
+        options = {k: v for k, v in self.options.items() if v is not None and k not in THROUGHPUT_KEYS}
+        if options.get("model_id") is not None:
+            options.pop("base_url", None)
+        return {"spec": self.spec, **options}
+
+
+@dataclass
+class CellDefinition:
+    """One run of the sweep: a benchmark with fixed settings, a model and its judges."""
+
+    benchmark: str
+    model: Endpoint
+    judges: list[Endpoint]
+    settings: dict[str, Any]  # the benchmark's run keywords
+    dataset: str | None
+    limit: int | None
+    retry_errors: bool
+    where: str  # the file's key path of the block that defined it
+    written: dict[str, Any]  # its settings as the file writes them (key: value)
+    listed: list[str]  # the keys of ``written`` the file gives as lists
+    name: str = ""  # the folder under ``out``: benchmark/model/varying settings (see ``_check_folders``)
+    choices: dict[str, Any] = field(default_factory=dict)  # what the settings part of ``name`` shows
+
+    def digest(self) -> str:
+        """sha256 of everything that makes this cell's results what they are (not throughput options)."""
+        definition = {"benchmark": self.benchmark, "model": self.model.identity(),
+                      "judges": [judge.identity() for judge in self.judges], "settings": self.settings,
+                      "dataset": self.dataset, "limit": self.limit, "retry_errors": self.retry_errors}
+        return hashlib.sha256(json.dumps(definition, sort_keys=True, ensure_ascii=False).encode("utf-8")).hexdigest()
+
+
+@dataclass
+class SweepFile:
+    """A sweep file read and checked: where its cells go, and the cells in the order they run."""
+
+    label: str  # the file's path, or "sweep" for a mapping: what errors name
+    out: Path
+    cache: str | None
+    sources: str | None
+    cells: list[CellDefinition]
+    shape: str  # "2 models x 3 settings" and the like, for the listing
+
+
+def slug(text: str) -> str:
+    """``text`` as a folder name: letters, digits and ``. _ + -`` kept, anything else a single ``-``;
+    a name over ``MAX_NAME`` characters is cut and ends in 8 hex digits of the whole's sha256."""
+    return _capped(re.sub(r"-{2,}", "-", SAFE.sub("-", text)).strip("-.") or "empty", text)
+
+
+def _capped(name: str, whole: str) -> str:
+    if len(name) <= MAX_NAME:
+        return name
+    return f"{name[:MAX_NAME - 9]}-{hashlib.sha256(whole.encode('utf-8')).hexdigest()[:8]}"
+
+
+def value_slug(value: Any) -> str:
+    """A setting's value in a folder name (``true``, ``3``, ``open_domain``)."""
+    return slug(json.dumps(value) if isinstance(value, bool) or value is None else str(value))
+
+
+def settings_slug(choices: Mapping[str, Any]) -> str:
+    """The folder name of a cell's varying settings: ``key=value`` pairs by key, joined by commas."""
+    if not choices:
+        return NO_SETTINGS
+    text = ",".join(f"{slug(key)}={value_slug(value)}" for key, value in sorted(choices.items()))
+    return _capped(text, text)
+
+
+class Problems:
+    """Problems found in a sweep file, each under its key path; raised together."""
+
+    def __init__(self, label: str) -> None:
+        self.label = label
+        self.found: list[str] = []
+
+    def add(self, where: str, message: str) -> None:
+        line = f"{where}: {message}" if where else message
+        if line not in self.found:
+            self.found.append(line)
+
+    def check(self) -> None:
+        if len(self.found) == 1:
+            raise ConvbenchError(f"{self.label}: {self.found[0]}")
+        if self.found:
+            raise ConvbenchError(f"{self.label}: {len(self.found)} problems:\n  " + "\n  ".join(self.found))
+
+
+class _Bad(Exception):
+    """A value refused; the caller adds the key path."""
+
+
+def load_file(path: str | os.PathLike[str]) -> Any:
+    """The YAML document in ``path``; a key given twice in one mapping is an error (YAML keeps the last)."""
+    import yaml
+
+    class Loader(yaml.SafeLoader):
+        pass
+
+    def mapping(loader: yaml.SafeLoader, node: yaml.MappingNode) -> Any:
+        seen: dict[Any, int] = {}
+        for key_node, _ in node.value:
+            key = loader.construct_object(key_node)
+            if key != "<<" and isinstance(key, (str, int, float, bool)) and key in seen:
+                raise yaml.constructor.ConstructorError(
+                    None, None, f"key {key!r} appears twice in one mapping (first on line {seen[key]})",
+                    key_node.start_mark)
+            seen.setdefault(key, key_node.start_mark.line + 1)
+        return loader.construct_mapping(node)
+
+    Loader.add_constructor(yaml.resolver.BaseResolver.DEFAULT_MAPPING_TAG, mapping)
+    try:
+        text = Path(path).read_text(encoding="utf-8")
+    except FileNotFoundError:
+        raise ConvbenchError(f"{os.fspath(path)}: no such file") from None
+    except (OSError, UnicodeDecodeError) as err:
+        raise ConvbenchError(f"{os.fspath(path)}: cannot read it ({err})") from None
+    try:
+        return yaml.load(text, Loader=Loader)  # noqa: S506 (a SafeLoader)
+    except yaml.YAMLError as err:
+        raise ConvbenchError(f"{os.fspath(path)}: not valid YAML ({' '.join(str(err).split())})") from None
+
+
+def read_sweep(source: str | os.PathLike[str] | Mapping[str, Any]) -> SweepFile:
+    """Read and check a sweep file (a path to YAML) or the same content as a mapping.
+
+    Relative paths in it (``out``, ``cache``, ``dataset``...) are read from the current folder, as
+    ``convbench run`` reads its options.
+
+    Example:
+        >>> read_sweep({"out": "x", "models": ["baseline:repeat"], "benchmarks": {}, "limt": 3})
+        Traceback (most recent call last):
+        convbench_datasets.errors.ConvbenchError: sweep: 2 problems:
+          limt: unknown key; the keys of a sweep file: out, cache, sources, limit, retry_errors, models, judges, benchmarks, base_url, concurrency, timeout, api_key_env, device, dtype, batch_size
+          benchmarks: name at least one benchmark
+    """
+    if isinstance(source, Mapping):
+        label, data = "sweep", dict(source)
+    else:
+        label, data = os.fspath(source), load_file(source)
+    problems = Problems(label)
+    if not isinstance(data, Mapping):
+        problems.add("", f"expected a mapping of {', '.join(TOP_KEYS[:3])}..., got "
+                         + ("an empty file" if data is None else type(data).__name__))
+        problems.check()
+    for key in data:
+        if key not in TOP_KEYS:
+            problems.add(str(key), f"unknown key; the keys of a sweep file: {', '.join(TOP_KEYS)}")
+    out = _path(data, "out", problems, required=True)
+    cache, sources = _path(data, "cache", problems), _path(data, "sources", problems)
+    limit = _limit(data.get("limit"), "limit", problems)
+    retry_errors = data.get("retry_errors", False)
+    if not isinstance(retry_errors, bool):
+        problems.add("retry_errors", f"expected true or false, got {retry_errors!r}")
+    defaults = _backend_options(data, "", problems)
+    models = _endpoints(data.get("models"), "models", defaults, problems, required=True)
+    judges = _endpoints(data.get("judges"), "judges", defaults, problems) if "judges" in data else []
+    cells = _cells(data.get("benchmarks"), models, judges, "judges" in data, defaults, limit,
+                   bool(retry_errors), sources, problems)
+    problems.check()
+    _check_folders(cells, problems)
+    problems.check()
+    counts = [f"{len(models)} model{'s' if len(models) != 1 else ''}"]
+    per_model = len(cells) // max(len(models), 1)
+    counts.append(f"{per_model} benchmark setting{'s' if per_model != 1 else ''}")
+    return SweepFile(label, Path(out), cache, sources, cells, " x ".join(counts))  # type: ignore[arg-type]
+
+
+def _path(data: Mapping[str, Any], key: str, problems: Problems, required: bool = False) -> str | None:
+    value = data.get(key)
+    if value is None:
+        if required:
+            problems.add(key, "missing: the folder the cells, sweep.json and the report go to")
+        return None
+    if not isinstance(value, str) or not value.strip():
+        problems.add(key, f"expected a path, got {value!r}")
+        return None
+    return value
+
+
+def _limit(value: Any, where: str, problems: Problems) -> int | None:
+    if value is None:
+        return None
+    if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+        problems.add(where, f"expected a whole number of at least 1, got {value!r}")
+        return None
+    return value
+
+
+def _backend_options(data: Mapping[str, Any], where: str, problems: Problems) -> dict[str, Any]:
+    """The backend options of a mapping (top level, a model, a judge), checked."""
+    options: dict[str, Any] = {}
+    for key in BACKEND_KEYS:
+        if key not in data:
+            continue
+        value, path = data[key], f"{where}.{key}" if where else key
+        if value is None:
+            options[key] = None
+        elif key == "base_url":
+            urls = value if isinstance(value, list) else [value]
+            if not urls or not all(isinstance(url, str) and url.strip() for url in urls):
+                problems.add(path, f"expected a URL, a comma list of replicas or a list of them, got {value!r}")
+                continue
+            options[key] = value
+        elif key in ("concurrency", "batch_size"):
+            if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+                problems.add(path, f"expected a whole number of at least 1, got {value!r}")
+                continue
+            options[key] = value
+        elif key == "timeout":
+            if isinstance(value, bool) or not isinstance(value, (int, float)) or value <= 0:
+                problems.add(path, f"expected seconds, more than 0, got {value!r}")
+                continue
+            options[key] = float(value)
+        else:  # api_key_env, device, dtype
+            if not isinstance(value, str) or not value:
+                problems.add(path, f"expected a string, got {value!r}")
+                continue
+            options[key] = value
+    return options
+
+
+def _endpoints(value: Any, where: str, defaults: dict[str, Any], problems: Problems,
+               required: bool = False) -> list[Endpoint]:
+    """Models or judges: a spec string or mapping, or a list of them."""
+    if value is None or value == []:
+        if required:
+            problems.add(where, "list at least one model spec (openai:NAME, hf:PATH, baseline:NAME)")
+        elif value == []:
+            problems.add(where, "an empty list: give at least one judge, or leave the key out")
+        return []
+    entries = value if isinstance(value, list) else [value]
+    found = []
+    for index, entry in enumerate(entries):
+        path = f"{where}[{index}]" if isinstance(value, list) else where
+        endpoint = _endpoint(entry, path, defaults, problems)
+        if endpoint is not None:
+            found.append(endpoint)
+    return found
+
+
+def _endpoint(entry: Any, where: str, defaults: dict[str, Any], problems: Problems) -> Endpoint | None:
+    bare = isinstance(entry, str)
+    if bare:
+        entry = {"spec": entry}
+    if not isinstance(entry, Mapping):
+        problems.add(where, f"expected a model spec or a mapping with `spec`, got {entry!r}")
+        return None
+    for key in entry:
+        if key not in ENDPOINT_KEYS:
+            problems.add(f"{where}.{key}", f"unknown key; a model's keys: {', '.join(ENDPOINT_KEYS)}")
+    spec = entry.get("spec")
+    if not isinstance(spec, str):
+        problems.add(f"{where}.spec" if "spec" in entry else where, f"expected a model spec, got {spec!r}")
+        return None
+    spec_problem = _spec_problem(spec)
+    if spec_problem:
+        problems.add(where if bare else f"{where}.spec", spec_problem)
+    options = {**defaults, **_backend_options(entry, where, problems)}
+    model_id = entry.get("model_id")
+    if model_id is not None:
+        if not isinstance(model_id, str) or not model_id:
+            problems.add(f"{where}.model_id", f"expected a name, got {model_id!r}")
+        elif not spec.startswith("openai:"):
+            problems.add(f"{where}.model_id", f"applies to openai: models only, not {spec}")
+        options["model_id"] = model_id
+    name = entry.get("name")
+    if name is not None and (not isinstance(name, str) or slug(name) != name):
+        problems.add(f"{where}.name", f"a folder name of letters, digits and . _ + - (at most {MAX_NAME}), got {name!r}")
+        name = None
+    return Endpoint(spec, name or slug(spec), options)
+
+
+def _spec_problem(spec: str) -> str | None:
+    from .backends import KINDS, backend_from_spec
+
+    kind, _, target = spec.partition(":")
+    if kind not in KINDS or not target:
+        return f"bad model spec {spec!r}: expected one of hf:<path>, openai:<model>, baseline:<name>"
+    if kind == "baseline":  # cheap to make: an unknown baseline is found now
+        try:
+            backend_from_spec(spec)
+        except ConvbenchError as err:
+            return str(err)
+    return None
+
+
+def _cells(benchmarks: Any, models: list[Endpoint], judges: list[Endpoint], judges_given: bool,
+           defaults: dict[str, Any], limit: int | None, retry_errors: bool, sources: str | None,
+           problems: Problems) -> list[CellDefinition]:
+    from ..registry import RUNS, get_benchmark
+
+    if not isinstance(benchmarks, Mapping) or not benchmarks:
+        problems.add("benchmarks", "name at least one benchmark" if benchmarks in (None, {}) else
+                     f"expected a mapping of benchmark names to their settings, got {benchmarks!r}")
+        return []
+    cells = []
+    for name, blocks in benchmarks.items():
+        where = f"benchmarks.{name}"
+        if name not in RUNS:
+            problems.add(where, f"unknown benchmark; available: {', '.join(RUNS)}")
+            continue
+        bench = get_benchmark(name)
+        if blocks is None:
+            blocks = [{}]
+        if isinstance(blocks, Mapping):
+            blocks, paths = [blocks], [where]
+        elif isinstance(blocks, list) and blocks:
+            paths = [f"{where}[{index}]" for index in range(len(blocks))]
+        else:
+            problems.add(where, f"expected the settings (a mapping) or a list of them, got {blocks!r}")
+            continue
+        for block, path in zip(blocks, paths):
+            if not isinstance(block, Mapping):
+                problems.add(path, f"expected a mapping of settings, got {block!r}")
+                continue
+            cells += _block_cells(bench, block, path, models, judges, judges_given, defaults, limit, retry_errors,
+                                  sources, problems)
+    return cells
+
+
+def _block_cells(bench: Any, block: Mapping[str, Any], where: str, models: list[Endpoint], judges: list[Endpoint],
+                 judges_given: bool, defaults: dict[str, Any], limit: int | None, retry_errors: bool,
+                 sources: str | None, problems: Problems) -> list[CellDefinition]:
+    """The cells of one block of settings: its grid, once per model; each combination planned (checked)."""
+    least, most = bench.judges
+    own = _endpoints(block.get("judges"), f"{where}.judges", defaults, problems) if "judges" in block else None
+    if own is not None and most == 0:
+        problems.add(f"{where}.judges", f"{bench.title} takes no judge")
+    chosen = own if own is not None else (judges if most != 0 else [])
+    if len(chosen) < least:
+        problems.add(where, f"{bench.title} needs {'a judge' if least == 1 else f'{least} judges'}: give `judges` "
+                            f"at the top level or in {where}")
+    if most is not None and most > 0 and len(chosen) > most:
+        takes = "one judge" if most == 1 else f"at most {most} judges"
+        if own is not None:
+            problems.add(f"{where}.judges", f"lists {len(chosen)} judges; {bench.title} takes {takes}")
+        elif judges_given:
+            problems.add("judges", f"lists {len(chosen)} judges, but {bench.title} takes {takes}: give it its own "
+                                   f"in {where}.judges")
+    dataset = block.get("dataset")
+    if dataset is not None and (not isinstance(dataset, str) or not Path(dataset).is_dir()):
+        problems.add(f"{where}.dataset", f"expected a folder from `convbench build`, got {dataset!r}"
+                     + (" (no such folder)" if isinstance(dataset, str) else ""))
+        dataset = None
+    block_limit = _limit(block.get("limit"), f"{where}.limit", problems) if "limit" in block else limit
+    grid = _grid(bench, {k: v for k, v in block.items() if k not in BLOCK_KEYS}, where, problems)
+    cells = []
+    for combination in grid:
+        settings: dict[str, Any] = {}
+        for entry in combination:
+            settings.update(entry.keywords)
+        if not _planned(bench, settings, combination, dataset, sources, where, problems):
+            continue
+        written = {entry.key: entry.value for entry in combination}
+        listed = [entry.key for entry in combination if entry.listed]
+        for model in models:
+            cells.append(CellDefinition(bench.name, model, list(chosen), settings,
+                                        None if dataset is None else os.path.abspath(dataset), block_limit,
+                                        retry_errors, where, written, listed))
+    return cells
+
+
+@dataclass(frozen=True)
+class _Choice:
+    """One setting's value in a cell: as written (key, value, key path) and as run keywords."""
+
+    key: str
+    value: Any
+    where: str
+    keywords: dict[str, Any]
+    listed: bool  # written as a list in the file
+
+
+def _grid(bench: Any, block: Mapping[str, Any], where: str, problems: Problems) -> list[tuple[_Choice, ...]]:
+    """Every combination of the block's settings (a list value: one per value), in the file's order."""
+    axes, targets = [], {}
+    for key, values in block.items():
+        path = f"{where}.{key}"
+        if key in RESERVED:
+            problems.add(path, f"not a setting here: {RESERVED[key]}")
+            continue
+        option, renamed = _option(bench, str(key))
+        clash = [target for target in _targets(option, renamed, str(key)) if target in targets]
+        if clash:
+            problems.add(path, f"sets {clash[0]}, as {targets[clash[0]]} does: keep one of them")
+            continue
+        targets.update(dict.fromkeys(_targets(option, renamed, str(key)), path))
+        listed = isinstance(values, list)
+        if listed and not values:
+            problems.add(path, "an empty list: no cell would run; give at least one value")
+            continue
+        axis = []
+        for index, value in enumerate(values if listed else [values]):
+            at = f"{path}[{index}]" if listed else path
+            if listed and value in values[:index]:
+                problems.add(at, f"repeats {path}[{values.index(value)}] ({value!r})")
+                continue
+            try:
+                axis.append(_Choice(str(key), value, at, _keywords(option, renamed, str(key), value), listed))
+            except _Bad as err:
+                problems.add(at, str(err))
+        if axis:  # a key none of whose values is good is left out: the rest is still checked
+            axes.append(axis)
+    return list(itertools.product(*axes))
+
+
+def _option(bench: Any, key: str) -> tuple[Any, bool]:
+    """The declared option a key names: by its run keyword (``dest``), else by its flag's spelling
+    (``judge_template`` for ``--judge-template``) when the flag renames a keyword or switches one;
+    (None, False) for any other key, which goes to the benchmark's plan as it is."""
+    for option in bench.options:
+        if option.dest == key:
+            return option, False
+    for option in bench.options:
+        if option.flag.lstrip("-").replace("-", "_") == key and (option.to_settings is None or option.action == "store_true"):
+            return option, True
+    return None, False
+
+
+def _targets(option: Any, renamed: bool, key: str) -> list[str]:
+    if option is None:
+        return [key]
+    if renamed and option.action == "store_true" and option.to_settings is not None:
+        return list(option.to_settings(True))
+    return [option.dest]
+
+
+_TYPE_NAMES = {"int": "a whole number", "positive": "a whole number of at least 1",
+               "non_negative": "a whole number of at least 0", "float": "a number"}
+
+
+def _keywords(option: Any, renamed: bool, key: str, value: Any) -> dict[str, Any]:
+    """The run keywords of one value (checked against the option's declaration; no value is coerced)."""
+    if isinstance(value, (list, dict)):
+        raise _Bad(f"expected one value (a string, number or true/false), got {value!r}")
+    if not isinstance(value, (str, int, float, bool)) and value is not None:
+        raise _Bad(f"expected a string, number or true/false, got {value!r}")
+    if option is None:
+        return {key: value}
+    if option.action == "store_true":
+        if not isinstance(value, bool):
+            raise _Bad(f"expected true or false, got {value!r}")
+        if renamed and option.to_settings is not None:  # a switch (all_lines: true -> first_line_only: false)
+            return option.to_settings(True) if value else {}
+        return {option.dest: value}
+    if value is None:
+        if option.default is not None:
+            raise _Bad(f"expected a value, got null (leave the key out for the default, {option.default!r})")
+        return {option.dest: None}
+    if option.type is not None:
+        description = _TYPE_NAMES.get(getattr(option.type, "__name__", ""), getattr(option.type, "__name__", "a value"))
+        try:
+            converted = option.type(str(value))
+        except argparse.ArgumentTypeError as err:  # the option's own check: "must be 1 or more, got 0"
+            raise _Bad(str(err)) from None
+        except (TypeError, ValueError):
+            raise _Bad(f"expected {description}, got {value!r}") from None
+        if isinstance(value, bool) or type(converted) is not type(value) or converted != value:
+            raise _Bad(f"expected {description}, got {value!r}")
+    elif not isinstance(value, str):
+        raise _Bad(f"expected a string, got {value!r}")
+    if option.choices is not None and value not in option.choices:
+        raise _Bad(f"expected one of {', '.join(map(str, option.choices))}, got {value!r}")
+    return {option.dest: value}
+
+
+def _planned(bench: Any, settings: dict[str, Any], combination: tuple[_Choice, ...], dataset: str | None,
+             sources: str | None, where: str, problems: Problems) -> bool:
+    """Whether the benchmark's plan takes the settings; if not, the problem goes under the key paths whose
+    removal alone makes it go away (the plan passes, or says something else), else under the block, with
+    the combination."""
+    error = _plan_error(bench, settings, dataset, sources)
+    if error is None:
+        return True
+    culprits = []
+    for entry in combination:
+        rest = {k: v for k, v in settings.items() if k not in entry.keywords}
+        if _plan_error(bench, rest, dataset, sources) != error:
+            culprits.append(entry.where)
+    if culprits:
+        problems.add(", ".join(culprits), error)
+    else:
+        shown = ", ".join(f"{entry.key}={entry.value!r}" for entry in combination)
+        problems.add(where, f"{error}" + (f" (with {shown})" if shown else ""))
+    return False
+
+
+def _plan_error(bench: Any, settings: dict[str, Any], dataset: str | None, sources: str | None) -> str | None:
+    try:
+        bench.plan(dict(settings), dataset=dataset, sources=sources)
+    except ConvbenchError as err:
+        return str(err)
+    except Exception as err:  # a value the plan did not expect (a number where it compares text...)
+        return f"{type(err).__name__}: {err}"
+    return None
+
+
+def _check_folders(cells: list[CellDefinition], problems: Problems) -> None:
+    """Name each cell's folder (benchmark/model/varying settings) and refuse two cells sharing one;
+    names are compared ignoring case, as some file systems do."""
+    by_benchmark: dict[str, list[CellDefinition]] = {}
+    for cell in cells:
+        by_benchmark.setdefault(cell.benchmark, []).append(cell)
+    for group in by_benchmark.values():
+        dimensions = _varying(group)
+        for cell in group:
+            cell.choices = {**{key: cell.written[key] for key in dimensions if key in cell.written},
+                            **_extras(cell, group)}
+            cell.name = f"{cell.benchmark}/{cell.model.name}/{settings_slug(cell.choices)}"
+    seen: dict[str, CellDefinition] = {}
+    for cell in cells:
+        other = seen.setdefault(cell.name.casefold(), cell)
+        if other is not cell:
+            problems.add(cell.where, f"two cells would share the folder {cell.name}: {_describe(other)} "
+                                     f"({other.where}) and {_describe(cell)} ({cell.where}); give the models distinct "
+                                     f"`name`s or make the settings differ")
+
+
+def _varying(group: list[CellDefinition]) -> list[str]:
+    """The settings (as written) that go in the folder names of a benchmark's cells: those written as a
+    list, and those whose value differs between its cells (a cell without one: its default)."""
+    keys = {key for cell in group for key in cell.listed}
+    for key in {key for cell in group for key in cell.written}:
+        values = {json.dumps(cell.written[key]) if key in cell.written else None for cell in group}
+        if len(values) > 1:
+            keys.add(key)
+    return sorted(keys)
+
+
+def _extras(cell: CellDefinition, group: list[CellDefinition]) -> dict[str, Any]:
+    """Dataset, limit and judges in the folder name when they differ between a benchmark's cells."""
+    extra: dict[str, Any] = {}
+    if len({c.dataset for c in group}) > 1:
+        extra["dataset"] = Path(cell.dataset).name if cell.dataset else "default"
+    if len({c.limit for c in group}) > 1:
+        extra["limit"] = cell.limit if cell.limit is not None else "all"
+    if len({tuple(j.name for j in c.judges) for c in group}) > 1:
+        extra["judges"] = "+".join(judge.name for judge in cell.judges) or "none"
+    return extra
+
+
+def _describe(cell: CellDefinition) -> str:
+    settings = ", ".join(f"{k}={v!r}" for k, v in cell.settings.items())
+    return f"model {cell.model.spec} with {settings or 'no settings'}"
