@@ -176,8 +176,9 @@ def make_plan(cls: type[Any], settings: Mapping[str, Any], title: str) -> Any:
 
     known = [f.name for f in fields(cls) if f.init]
     unknown = [name for name in settings if name not in known]
-    if unknown:
-        raise ConvbenchError(f"{title} takes no setting {', '.join(map(repr, unknown))} (its settings: {', '.join(known)})")
+    if unknown:  # dataset and sources are the run's own arguments, not settings
+        shown = ", ".join(name for name in known if name not in ("dataset", "sources"))
+        raise ConvbenchError(f"{title} takes no setting {', '.join(map(repr, unknown))} (its settings: {shown})")
     return cls(**settings)
 
 

@@ -26,13 +26,13 @@ import http.client
 import os
 import re
 import socket
-import tempfile
 import time
 import urllib.error
 import urllib.request
 from dataclasses import dataclass
 from pathlib import Path
 
+from .atomic import temporary_beside
 from .errors import ChecksumError, MissingSourceError, SourceError
 
 SOURCES_ENV = "CONVBENCH_SOURCES"
@@ -121,8 +121,7 @@ def _from_cache_or_origin(source: SourceFile, path: Path, progress: bool, timeou
         return path
     path.parent.mkdir(parents=True, exist_ok=True)
     _remove_stale_partials(path)
-    fd, tmp_name = tempfile.mkstemp(prefix=f".{path.name}.{_HOST}.{os.getpid()}.", suffix=".partial", dir=path.parent)
-    tmp = Path(tmp_name)
+    fd, tmp = temporary_beside(path, suffix=".partial", tag=f"{_HOST}.{os.getpid()}.")
     try:
         with os.fdopen(fd, "wb") as out:
             actual = _download(source, out, progress, timeout)

@@ -34,6 +34,7 @@ from pathlib import Path
 from typing import Any
 
 from .._version import __version__
+from ..atomic import write_atomic
 from ..errors import BuildError, ConvbenchError
 from .instances import WINDOW
 from .simulation import PROMPT_STYLES, _lines, _name_forms, _opening_name, simulation_prompt, speakers, templates
@@ -103,19 +104,6 @@ def check_replaceable(path: Path) -> None:
                          "move it away or choose another --out")
 
 
-def _write_atomic(path: Path, data: bytes) -> None:
-    import tempfile
-
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
-    try:
-        with os.fdopen(fd, "wb") as handle:
-            handle.write(data)
-        os.replace(tmp, path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
-
-
 def write_sft(path: str | os.PathLike[str], examples: Sequence[Mapping[str, Any]], signature: Mapping[str, Any]) -> Path:
     """Write ``examples`` as JSON Lines to ``path`` and the signature beside it (module doc for the rule)."""
     target = Path(path)
@@ -124,8 +112,8 @@ def write_sft(path: str | os.PathLike[str], examples: Sequence[Mapping[str, Any]
     data = "".join(json.dumps(e, ensure_ascii=False) + "\n" for e in examples).encode("utf-8")
     mark = {"kind": KIND, "convbench": __version__, "file": target.name, "sha256": _sha256(data),
             "examples": len(examples), **signature}
-    _write_atomic(target, data)
-    _write_atomic(signature_path(target), (json.dumps(mark, indent=2, ensure_ascii=False) + "\n").encode("utf-8"))
+    write_atomic(target, data)
+    write_atomic(signature_path(target), (json.dumps(mark, indent=2, ensure_ascii=False) + "\n").encode("utf-8"))
     return target
 
 

@@ -5,13 +5,13 @@ from __future__ import annotations
 import hashlib
 import json
 import os
-import tempfile
 from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from ..atomic import write_atomic
 from ..errors import ConvbenchError
 from ..jsonfiles import read_json, read_jsonl
 
@@ -41,18 +41,6 @@ class RunResult:
             for p, acc in patterns.items()
         ]
         return pd.DataFrame(rows)
-
-
-def write_atomic(path: Path, text: str) -> None:
-    """Write via a unique temporary file and a rename: a reader never sees half a file."""
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".tmp", dir=path.parent)
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8") as f:
-            f.write(text)
-        os.replace(tmp, path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
 
 
 @contextmanager

@@ -226,3 +226,17 @@ def test_a_run_never_writes_into_a_users_folder(tmp_path: Path) -> None:
         run("nico", model="baseline:silence", out=mine, task="open_domain")
     assert sorted(p.name for p in mine.iterdir()) == ["records.jsonl"]
     assert (mine / "records.jsonl").read_text(encoding="utf-8") == "my own lines\n"
+
+
+def test_run_files_are_as_readable_as_any_new_file(tmp_path: Path, request: pytest.FixtureRequest) -> None:
+    # written through a temporary file and a rename, yet with a plain file's permissions (0o666 less the
+    # umask), not mkstemp's owner-only 0o600
+    import os
+
+    from convbench_datasets.atomic import umask
+    from convbench_datasets.runner.pipeline import run
+
+    result = run("nico", model="baseline:silence", out=tmp_path / "run", task="open_domain", split="train", limit=2,
+                 dataset=request.getfixturevalue("nico_built"), cache=tmp_path / "c.sqlite", progress=False)
+    for name in ("records.jsonl", "results.json"):
+        assert os.stat(result.path / name).st_mode & 0o777 == 0o666 & ~umask(), name
