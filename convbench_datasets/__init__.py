@@ -26,6 +26,7 @@ _RUN_FUNCTIONS = {
     "run_nico": "convbench_datasets.nico.run",
     "run_cocoeval": "convbench_datasets.cocoeval.run",
     "score_run": "convbench_datasets.runner.pipeline",
+    "run_sweep": "convbench_datasets.runner.sweep",
 }
 
 
@@ -43,6 +44,7 @@ __all__ = [
     "run_nico",
     "run_cocoeval",
     "score_run",
+    "run_sweep",
     "build",
     "load",
     "install",
