@@ -14,8 +14,8 @@ signatures' common fields, and re-scoring a folder. The benchmark owns what is i
 - ``check_records`` and ``rescore(records, signature, previous, options)``: results again from a run folder's records, no model called;
 - ``summary(results)`` and ``warnings(results)``: what ``convbench run`` and ``convbench score`` print.
 
-Adding a benchmark means a package with a builder and a ``run.py`` holding such an object, and one line
-in the registry: nothing in ``runner/`` or the CLI names a benchmark.
+Adding a benchmark means a package with a builder and a ``run.py`` holding such an object, and a line in
+each of the registry's ``BUILDERS`` and ``RUNS``: nothing in ``runner/`` or the CLI names a benchmark.
 
 Example:
     >>> from convbench_datasets.registry import get_benchmark
@@ -128,7 +128,7 @@ class Benchmark(Protocol):
     title: str
     judges: tuple[int, int | None]  # how many judges a run takes: (least, most; None: any number)
     options: tuple[Option, ...]
-    rescore_options: tuple[str, ...]  # keywords ``score_run`` accepts for this benchmark's runs
+    rescore_options: tuple[Option, ...]  # re-scoring choices: keywords of ``score_run``, flags of ``convbench score``
 
     def run(self, **kwargs: Any) -> Any:
         """Its public run function (``run_nc``...): what ``convbench run NAME`` calls."""

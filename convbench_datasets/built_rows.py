@@ -130,6 +130,40 @@ def built_folder(name: str, *, dataset: str | os.PathLike[str] | None = None,
     return _cached_build(name, sources, None)
 
 
+def elsewhere(dataset: str | os.PathLike[str] | None) -> bool:
+    """Whether a run's ``dataset`` names no folder here, but a dataset ``datasets`` finds by name (a Hub id, a
+    ``convbench/NAME`` that ``convbench install`` put in its cache): such a one is read through ``datasets``."""
+    return dataset is not None and not Path(dataset).exists()
+
+
+def dataset_rows(name: str, config: str, split: str, *, dataset: str | os.PathLike[str] | None = None,
+                 sources: str | os.PathLike[str] | None = None) -> list[dict[str, Any]]:
+    """The rows a run of ``name`` reads: from the build folder ``dataset`` (default: the cached build) with
+    pyarrow, so that the run never imports ``datasets``; a ``dataset`` that is no folder but a name
+    (:func:`elsewhere`) through ``datasets.load_dataset``.
+
+    Example:
+        >>> import tempfile
+        >>> scratch = tempfile.TemporaryDirectory()
+        >>> [row["id"] for row in dataset_rows("nc", "greetings", "test", dataset=_example_build(scratch.name))]
+        [1, 2]
+    """
+    if elsewhere(dataset):
+        return load_by_name(dataset, config)[split].to_list()  # type: ignore[arg-type, no-any-return]
+    return read_rows(built_folder(name, dataset=dataset, sources=sources), config, split)
+
+
+def load_by_name(dataset: str | os.PathLike[str], config: str) -> Any:
+    """``datasets.load_dataset(dataset, config)`` (a DatasetDict), its failure a one-line error naming it."""
+    import datasets
+
+    try:
+        return datasets.load_dataset(str(dataset), config)
+    except Exception as err:  # datasets raises many kinds (not found, offline, bad config): one line for each
+        raise ConvbenchError(f"{dataset} is not a folder here, and datasets cannot load it by that name either "
+                             f"({type(err).__name__}: {err})") from None
+
+
 def split_names(folder: str | os.PathLike[str], config: str) -> list[str]:
     """The splits of ``config`` that have data files, in the card's order.
 

@@ -183,8 +183,7 @@ def _parser() -> argparse.ArgumentParser:
     score = _command(commands, "score", "re-score a run folder from its records (no model calls); with --from-lm-eval, "
                                         "judge and score NC-Bench answers lm-eval generated into a new run folder")
     score.add_argument("rundir", nargs="?", help="the run folder to re-score (none with --from-lm-eval)")
-    score.add_argument("--rules", choices=["paper", "released_script"],
-                       help="nc: re-read the run under these rules (default: the run's own; with --from-lm-eval: paper)")
+    _add_benchmark_options(score, "rescore_options")  # re-scoring choices (nc: --rules)
     # --from-lm-eval: lm-eval generated NC-Bench answers (it runs no judge); judge and score them into a new run folder
     score.add_argument("--from-lm-eval", metavar="SAMPLES",
                        help="judge and score the NC-Bench answers of an lm-eval samples file (samples_convbench_nc*.jsonl "
@@ -262,18 +261,20 @@ def _flag_attr(flag: str) -> str:
     return flag.lstrip("-").replace("-", "_")
 
 
-def _add_benchmark_options(run: argparse.ArgumentParser) -> None:
-    """The flags the benchmarks declare (``Option``), one argument per flag: a flag two benchmarks share
-    (``--config``) is declared alike by both and its help joins theirs. Values default to "not given"."""
+def _add_benchmark_options(run: argparse.ArgumentParser, kind: str = "options") -> None:
+    """The flags the benchmarks declare (``Option``s in ``options`` for run, ``rescore_options`` for score), one
+    argument per flag: a flag two benchmarks share (``--config``) is declared alike by both and its help joins
+    theirs; ``{default}`` in a help is the option's default. Values default to "not given"."""
     by_flag: dict[str, list[Any]] = {}
     for bench in _run_registry().values():
-        for option in bench.options:
+        for option in getattr(bench, kind):
             by_flag.setdefault(option.flag, []).append(option)
     for flag, options in by_flag.items():
         first = options[0]
         if any((o.action, o.type, o.choices) != (first.action, first.type, first.choices) for o in options):
             raise AssertionError(f"benchmarks declare {flag} differently")  # a developer's mistake, caught by the CLI tests
-        kwargs: dict[str, Any] = {"dest": _flag_attr(flag), "help": "; ".join(o.help for o in options).replace("%", "%%")}
+        helps = "; ".join(o.help.replace("{default}", str(o.default)) for o in options)
+        kwargs: dict[str, Any] = {"dest": _flag_attr(flag), "help": helps.replace("%", "%%")}
         if first.action:
             kwargs["action"] = first.action
         else:
@@ -311,6 +312,11 @@ def _cmd_run(args: argparse.Namespace) -> None:
     if most is not None and len(judges) > most:
         raise ConvbenchError(f"convbench run {bench.name} takes {'no' if most == 0 else 'one' if most == 1 else most} "
                              f"--judge{'' if most == 1 else 's'}")
+    if not most:
+        given = [flag for flag, value in (("--judge-base-url", args.judge_base_url),
+                                          ("--judge-model-id", args.judge_model_id)) if value]
+        if given:
+            raise ConvbenchError(f"convbench run {bench.name} takes no judge: {' and '.join(given)} would be unused")
     if judges:
         settings.update(judge=judges if len(judges) > 1 else judges[0], judge_options=_judge_options(args))
     result = bench.run(model=args.model, out=args.out, limit=args.limit, shard=args.shard, cache=args.cache,
@@ -319,8 +325,9 @@ def _cmd_run(args: argparse.Namespace) -> None:
     _print_run(result)
 
 
-def _print_run(result: Any, rescored: bool = False) -> None:
-    """The run's summary as its benchmark presents it, its warnings, and what was written."""
+def _print_run(result: Any, rescored: bool = False, records_written: bool | None = None) -> None:
+    """The run's summary as its benchmark presents it, its warnings, and what was written (``records_written``:
+    default, not when re-scored)."""
     from .registry import DEFAULT_RUN_BENCHMARK, get_benchmark
 
     bench = get_benchmark(result.results.get("signature", {}).get("benchmark", DEFAULT_RUN_BENCHMARK))
@@ -328,7 +335,8 @@ def _print_run(result: Any, rescored: bool = False) -> None:
         print(line)
     for line in bench.warnings(result.results):
         warn(line)
-    print(f"wrote {result.path}/results.json" if rescored else f"wrote {result.path}/records.jsonl and {result.path}/results.json")
+    both = not rescored if records_written is None else records_written
+    print(f"wrote {result.path}/records.jsonl and {result.path}/results.json" if both else f"wrote {result.path}/results.json")
 
 
 def _cmd_report(args: argparse.Namespace) -> None:
@@ -424,7 +432,9 @@ def _cmd_score(args: argparse.Namespace) -> None:
     if args.rundir is None or given:
         raise ConvbenchError("convbench score takes a run folder (RUNDIR [--rules]) or --from-lm-eval SAMPLES.jsonl "
                              f"--judge SPEC --out RUN{'; ' + ', '.join(given) + ' go with --from-lm-eval' if given else ''}")
-    result = score_run(args.rundir, rules=args.rules)
+    options = {option.dest: getattr(args, _flag_attr(option.flag)) for bench in _run_registry().values()
+               for option in bench.rescore_options if option.given(getattr(args, _flag_attr(option.flag)))}
+    result = score_run(args.rundir, **options)
     _print_run(result, rescored=True)
 
 
@@ -433,7 +443,7 @@ def _cmd_merge(args: argparse.Namespace) -> None:
 
     result = merge_runs(args.rundirs, args.out)
     print(f"merged {len(args.rundirs)} shards ({len(result.records)} rows) into {result.path}")
-    _print_run(result, rescored=True)
+    _print_run(result, rescored=True, records_written=True)
 
 
 def _cmd_score_lm_eval(args: argparse.Namespace) -> None:
@@ -465,7 +475,7 @@ def _cmd_import_inspect(args: argparse.Namespace) -> None:
     from .integrations.inspect.importer import import_inspect_log
 
     result = import_inspect_log(args.log, args.out, epoch=args.epoch)
-    _print_run(result, rescored=True)
+    _print_run(result, rescored=True, records_written=True)
 
 
 def _cmd_cache(args: argparse.Namespace) -> None:

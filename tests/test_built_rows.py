@@ -293,3 +293,30 @@ def test_rows_other_than_the_cards_are_refused(nc_built: Path, tmp_path: Path) -
         read_rows(copy, "rag", "test")
     with pytest.raises(ConvbenchError, match="config 'all' split 'test' has 720 rows, its data files 550"):
         read_rows(copy, "all", "test")
+
+
+def test_a_dataset_named_not_a_folder_is_read_through_datasets(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    # `--dataset convbench/nc` (installed by `convbench install`) or a Hub id: not a folder here, so datasets
+    # loads it by name, as `load_dataset` would; a folder is read with pyarrow (no datasets call at all)
+    import datasets
+
+    from convbench_datasets.built_rows import dataset_rows
+
+    calls = []
+
+    class Split:
+        def to_list(self) -> list[dict]:
+            return [{"id": 7}]
+
+    def fake_load(path: str, config: str) -> dict:
+        calls.append((path, config))
+        return {"test": Split()}
+
+    monkeypatch.chdir(tmp_path)  # no folder named convbench/nc here
+    monkeypatch.setattr(datasets, "load_dataset", fake_load)
+    assert dataset_rows("nc", "basic", "test", dataset="convbench/nc") == [{"id": 7}]
+    assert calls == [("convbench/nc", "basic")]
+    monkeypatch.setattr(datasets, "load_dataset", lambda *a, **k: (_ for _ in ()).throw(FileNotFoundError("no such")))
+    with pytest.raises(ConvbenchError, match=r"convbench/nope is not a folder here, and datasets cannot load it by that "
+                                             r"name either \(FileNotFoundError: no such\)"):
+        dataset_rows("nc", "basic", "test", dataset="convbench/nope")

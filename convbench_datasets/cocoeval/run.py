@@ -101,7 +101,7 @@ def run_cocoeval(
     ``retry_errors``: ask again the prompts that ended in a per-row error before (default: reuse it).
     ``max_new_tokens``: the simulation's token limit (default: :func:`simulation_token_limit`).
     ``repetition_countermeasure``: copy the last five turns first, with presence_penalty 2.0 (paper, C.2).
-    ``shard``: ``(i, n)``: only shard i of n (from 1) of the rows config, split and limit select (see :mod:`.shards`).
+    ``shard``: ``(i, n)``: only shard i of n (from 1) of the rows config, split and limit select (see :mod:`convbench_datasets.runner.shards`).
     """
     from ..runner.pipeline import run  # the pipeline sits above the benchmarks: imported when a run starts
 
@@ -193,11 +193,12 @@ def _sha(value: Any) -> str:
 
 
 def read_rows(config: str, split: str, dataset: Any, sources: Any) -> list[dict[str, Any]]:
-    """The rows of a CoCoEval config and split: from the build ``dataset``, else the cached build (built if
-    missing); read with pyarrow, so that a run does not import ``datasets``."""
-    from ..built_rows import built_folder, read_rows as read_built
+    """The rows of a CoCoEval config and split: from the build folder ``dataset``, else the cached build (built if
+    missing), read with pyarrow so that a run does not import ``datasets``; a ``dataset`` that is a name, not a
+    folder (a Hub id, an installed ``convbench/cocoeval``), through ``datasets``."""
+    from ..built_rows import dataset_rows
 
-    return read_built(built_folder("cocoeval", dataset=dataset, sources=sources), config, split)
+    return dataset_rows("cocoeval", config, split, dataset=dataset, sources=sources)
 
 
 def simulate(backend: Backend, rows: list[dict[str, Any]], behaviours: tuple[Behaviour, ...], store: ResponseCache,
@@ -325,11 +326,16 @@ def score_records(records: list[dict[str, Any]], names: list[str], n_bootstrap: 
     if not kept:
         results["note"] = "no instance could be compared"
         return results
-    results.update(score_frequencies([occurrences(r["model_behaviours"]) for r in kept],
+    frequencies = score_frequencies([occurrences(r["model_behaviours"]) for r in kept],
                                      [occurrences(r["human_behaviours"]) for r in kept],
                                      sources=[r["source"] for r in kept], groups=[r["conversation_id"] for r in kept],
                                      behaviours=names, behaviour_groups=groups,
-                                     n_bootstrap=n_bootstrap, seed=seed))
+                                     n_bootstrap=n_bootstrap, seed=seed)
+    # the metric's signature exists only when some instance was compared, so shards of one run would differ:
+    # the run's signature says it all; its n counts the compared instances, which n_compared already says
+    frequencies.pop("signature", None)
+    frequencies.pop("n", None)
+    results.update(frequencies)
     results["overall"] = {side: {scale: mean_with_interval([r[f"{side}_overall"][scale] for r in kept], n_bootstrap, seed)
                                  for scale in scales()} for side in ("model", "human")}
     return results
@@ -341,23 +347,23 @@ class CoCoEvalBenchmark:
     name = "cocoeval"
     title = "CoCoEvalBench"
     judges = (1, 1)
-    rescore_options: tuple[str, ...] = ()
+    rescore_options: tuple[Option, ...] = ()
     options = declare(
         run_cocoeval,
-        Option("--config", "config", "cocoeval: a source or all (default)"),
-        Option("--split", "split", "cocoeval: the split to run (default test)"),
-        Option("--turns-per-call", "turns_per_call", "cocoeval: turns simulated per model call (default 5)", type=int,
+        Option("--config", "config", "cocoeval: a source or all (default {default})"),
+        Option("--split", "split", "cocoeval: the split to run (default {default})"),
+        Option("--turns-per-call", "turns_per_call", "cocoeval: turns simulated per model call (default {default})", type=int,
                choices=TURNS_PER_CALL),
-        Option("--prompt", "prompt", "cocoeval: simulation prompt (default vanilla)", choices=PROMPT_STYLES),
+        Option("--prompt", "prompt", "cocoeval: simulation prompt (default {default})", choices=PROMPT_STYLES),
         Option("--taxonomy", "taxonomy", "cocoeval: your own behaviour taxonomy (YAML)", metavar="FILE"),
         Option("--repetition-countermeasure", "repetition_countermeasure",
-               "cocoeval: the paper's appendix C.2: each reply first copies the last 5 turns (removed before judging), "
-               "with presence_penalty 2.0", action="store_true"),
-        Option("--bootstrap", "n_bootstrap", "cocoeval: bootstrap resamples for the intervals (default 1000; 0 for none)",
+               f"cocoeval: the paper's appendix C.2: each reply first copies the last {COPIED_TURNS} turns (removed before "
+               f"judging), with presence_penalty {COPY_PRESENCE_PENALTY}", action="store_true"),
+        Option("--bootstrap", "n_bootstrap", "cocoeval: bootstrap resamples for the intervals (default {default}; 0 for none)",
                type=non_negative, metavar="N"),
-        Option("--max-new-tokens", "max_new_tokens", "cocoeval: simulation token limit (default 256 per turn written "
-               "per call, at least 1024)", type=positive),
-        Option("--judge-max-new-tokens", "judge_max_new_tokens", "cocoeval: judge token limit (default 1024)",
+        Option("--max-new-tokens", "max_new_tokens", f"cocoeval: simulation token limit (default {TOKENS_PER_TURN} per "
+               f"turn written per call, at least {MIN_NEW_TOKENS})", type=positive),
+        Option("--judge-max-new-tokens", "judge_max_new_tokens", "cocoeval: judge token limit (default {default})",
                type=positive),
     )
 

@@ -1,8 +1,8 @@
 """``convbench run nc``: generate the next turn for each NC-Bench row, judge it, score it.
 
 A run folder holds ``records.jsonl`` (one line per row) and ``results.json`` (the metric's tables and
-the signature that says exactly what produced them). :func:`score_run` re-scores a folder from its
-records without calling any model.
+the signature that says exactly what produced them). ``convbench score`` (:func:`convbench_datasets.score_run`)
+re-scores a folder from its records without calling any model.
 
 A row whose generation or judgement failed for good (a per-row error: the server refused the prompt,
 or gave no usable answer) keeps its place: its record carries ``error``, it fails, and it is counted
@@ -106,7 +106,7 @@ def run_nc(
             with several judges ``judge_options`` is one dict for all or a list, one per judge.
         retry_errors: ask again the prompts that ended in a per-row error before (default: reuse it).
         shard: ``(i, n)``: run only shard i of n (from 1) of the rows config and limit select; join the
-            shard folders with ``convbench merge`` (see :mod:`.shards`).
+            shard folders with ``convbench merge`` (see :mod:`convbench_datasets.runner.shards`).
         pipelined: judge each row as soon as its answer is stored, generation and judging side by side
             (default), when no local model must be freed for another: the judges are ``openai:`` or
             ``baseline:`` specs or Backend objects that hold no weights, and the generator is not the judge.
@@ -124,13 +124,14 @@ def run_nc(
 
 def read_rows(config: str, dataset: str | os.PathLike[str] | None = None,
               sources: str | os.PathLike[str] | None = None) -> list[dict[str, Any]]:
-    """The rows of an NC-Bench config: from the build ``dataset``, else the cached build (built if missing);
-    read with pyarrow, so that a run does not import ``datasets``."""
+    """The rows of an NC-Bench config: from the build folder ``dataset``, else the cached build (built if missing),
+    read with pyarrow so that a run does not import ``datasets``; a ``dataset`` that is a name, not a folder (a Hub
+    id, an installed ``convbench/nc``), through ``datasets``."""
     if config not in CONFIGS:
         raise ConvbenchError(f"unknown NC-Bench config {config!r}; choose one of {', '.join(CONFIGS)}")
-    from ..built_rows import built_folder, read_rows as read_built
+    from ..built_rows import dataset_rows
 
-    return read_built(built_folder("nc", dataset=dataset, sources=sources), config, "test")
+    return dataset_rows("nc", config, "test", dataset=dataset, sources=sources)
 
 
 @dataclass
@@ -217,6 +218,7 @@ def score_run_records(records: list[dict[str, Any]], signature: dict[str, Any]) 
     """The run's scores: the metric, the judge's sanity check on the repeat baseline, and with several
     judges each judge's scores and their agreement."""
     results = score_records(records, signature.get("parsing", "convbench"))
+    results.pop("signature", None)  # the run's signature says it all (and stays the same for every shard of a run)
     if signature.get("model") == "baseline:repeat":
         results["judge_sanity"] = repeat_sanity(records)
     results.update(score_judges(records, signature))
@@ -393,12 +395,15 @@ class NCBenchmark:
     name = "nc"
     title = "NC-Bench"
     judges = (1, None)
-    rescore_options = ("rules",)
+    rescore_options = (
+        Option("--rules", "rules", "nc: re-read the run under these rules (default: the run's own; with --from-lm-eval: "
+               "paper)", choices=tuple(PARSING_OF_RULES)),
+    )
     options = declare(
         run_nc,
-        Option("--config", "config", "nc: basic, rag, complex_request or all (default)"),
-        Option("--max-new-tokens", "max_new_tokens", "nc: generator token limit (default 1024)", type=positive),
-        Option("--judge-max-new-tokens", "judge_max_new_tokens", "nc: judge token limit (default 128)", type=positive),
+        Option("--config", "config", "nc: basic, rag, complex_request or all (default {default})"),
+        Option("--max-new-tokens", "max_new_tokens", "nc: generator token limit (default {default})", type=positive),
+        Option("--judge-max-new-tokens", "judge_max_new_tokens", "nc: judge token limit (default {default})", type=positive),
         Option("--judge-template", "template",
                "nc: the judge prompt: the released pipeline's, read from the pinned upstream file (default, comparable "
                "with the paper), convbench's own wording, or your YAML file (system, user, labels)",
@@ -408,7 +413,7 @@ class NCBenchmark:
                action="store_true"),
         Option("--all-lines", "first_line_only", "nc: judge the whole response, not only its first line",
                action="store_true", to_settings=lambda value: {"first_line_only": False}),
-        Option("--rules", "rules", "nc: acceptable-label rules: the paper's (default) or the released script's",
+        Option("--rules", "rules", "nc: acceptable-label rules: paper (the paper's) or released_script (the released aggregator's); default {default}",
                choices=tuple(PARSING_OF_RULES)),
         Option("--sequential", "pipelined", "nc: judge after all generation ends (default: each row as soon as its "
                "answer is stored, when no local model must be freed for another; the results are the same)",

@@ -52,13 +52,24 @@ def clean_turn(text: str) -> str:
 
 def read_rows(task: str, split: str, dataset: Any, shots: int, sources: Any = None) -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
     """(examples of ``split``, the train split for demonstrations when ``shots``); read with pyarrow from
-    the build ``dataset`` (default: the bundled sample build), so that a run does not import ``datasets``."""
-    from ..built_rows import built_folder, read_rows as read_built, split_names
+    the build folder ``dataset`` (default: the bundled sample build), so that a run does not import ``datasets``;
+    a ``dataset`` that is a name, not a folder (a Hub id, an installed ``convbench/nico``), through ``datasets``."""
+    from ..built_rows import built_folder, elsewhere, load_by_name, read_rows as read_built, split_names
 
     source = f"the build at {dataset}" if dataset is not None else "the bundled sample build"
     try:
-        folder = built_folder("nico", dataset=dataset, sources=sources)
-        splits = split_names(folder, task)
+        if elsewhere(dataset):  # a name (Hub id, installed convbench/nico), not a folder: datasets reads it
+            loaded = load_by_name(dataset, task)  # type: ignore[arg-type]
+            splits = list(loaded)
+
+            def read(split: str) -> list[dict[str, Any]]:
+                return loaded[split].to_list()  # type: ignore[no-any-return]
+        else:
+            folder = built_folder("nico", dataset=dataset, sources=sources)
+            splits = split_names(folder, task)
+
+            def read(split: str) -> list[dict[str, Any]]:
+                return read_built(folder, task, split)
     except ConvbenchError as err:
         raise ConvbenchError(f"NICO {task}: cannot load it from {source} ({err})") from None
     if split not in splits:  # a split with no examples is not published, so it is absent, not empty
@@ -66,7 +77,7 @@ def read_rows(task: str, split: str, dataset: Any, shots: int, sources: Any = No
     if shots and "train" not in splits:
         raise ConvbenchError(f"NICO {task}: {shots}-shot prompts take their demonstrations from the train split, "
                              f"which has no examples in {source}; use --shots 0")
-    return read_built(folder, task, split), read_built(folder, task, "train") if shots else []
+    return read(split), read("train") if shots else []
 
 
 def missing_split_message(task: str, split: str, available: list[str], source: str) -> str:
@@ -108,7 +119,7 @@ def run_nico(
     ``sources``: an upstream mirror, used only when the default build has to be made.
     ``retry_errors``: ask again the prompts that ended in a per-row error before (default: reuse it).
     ``bertscore_layer``: the BERTScore layer (default: inferred, see ``scoring.bertscore.resolve_layer``).
-    ``shard``: ``(i, n)``: only shard i of n (from 1) of the rows split and limit select (see :mod:`.shards`).
+    ``shard``: ``(i, n)``: only shard i of n (from 1) of the rows split and limit select (see :mod:`convbench_datasets.runner.shards`).
     """
     from ..runner.pipeline import run  # the pipeline sits above the benchmarks: imported when a run starts
 
@@ -264,13 +275,13 @@ class NICOBenchmark:
     name = "nico"
     title = "NICO"
     judges = (0, 0)
-    rescore_options: tuple[str, ...] = ()
+    rescore_options: tuple[Option, ...] = ()
     options = declare(
         run_nico,
         Option("--task", "task", "nico: open_domain, dialog_completion, identify_unnatural or rewrite_unnatural"),
-        Option("--shots", "shots", "nico: zero-shot (default) or 3-shot prompts", type=int, choices=SHOTS),
-        Option("--split", "split", "nico: the split to score (default test)"),
-        Option("--max-new-tokens", "max_new_tokens", "nico: generator token limit (default 256)", type=positive),
+        Option("--shots", "shots", "nico: zero-shot (0) or 3-shot prompts (default {default})", type=int, choices=SHOTS),
+        Option("--split", "split", "nico: the split to score (default {default})"),
+        Option("--max-new-tokens", "max_new_tokens", "nico: generator token limit (default {default})", type=positive),
         Option("--bertscore", "bertscore_model", "nico: add BERTScore F1 with this model (name or folder)",
                metavar="MODEL", to_settings=lambda model: {"bertscore": True, "bertscore_model": model}),
         Option("--bertscore-layer", "bertscore_layer", "nico: the layer BERTScore uses (default: bert-score's for "

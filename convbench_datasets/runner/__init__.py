@@ -15,6 +15,10 @@ def __getattr__(name: str) -> object:
         from . import pipeline
 
         return getattr(pipeline, name)
+    import convbench_datasets
+
+    if name in convbench_datasets._RUN_FUNCTIONS:  # the benchmarks' run functions, once imported from here
+        return getattr(convbench_datasets, name)
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 

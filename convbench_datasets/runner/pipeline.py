@@ -137,8 +137,8 @@ def score_run(path: str | os.PathLike[str], rules: str | None = None, **options:
     name = previous.get("signature", {}).get("benchmark", DEFAULT_RUN_BENCHMARK)
     bench = get_benchmark(name)
     for option in options:
-        if option not in bench.rescore_options:
-            owners = [b.title for b in run_benchmarks() if option in b.rescore_options]
+        if option not in {o.dest for o in bench.rescore_options}:
+            owners = [b.title for b in run_benchmarks() if option in {o.dest for o in b.rescore_options}]
             raise ConvbenchError(f"--{option.replace('_', '-')} applies to {' and '.join(owners) or 'no'} runs; "
                                  f"{folder} is a {name} run")
     if not records:

@@ -4,7 +4,8 @@ A run has a generator (the ``model`` role) and zero or more judges. The session 
 when it is first needed and frees it as soon as its work is done, so that one local model (``hf:``) is
 in memory at a time; it builds the server-backed judges early so that their preflight runs before the
 first stage (an unreachable judge fails in seconds, not after hours of generation). A judge whose spec
-is the generator's own, with no options of its own, is the generator itself (one model in memory).
+is the generator's own, with no options of its own (none set, or the generator's), is the generator
+itself (one model in memory).
 
 :meth:`Session.ask` answers one list of prompts (``stage.complete`` with the run's cache, progress and
 ``retry_errors``). :meth:`Session.generate_then_judge` runs the common two-step shape, generation and
@@ -61,8 +62,10 @@ class Session:
             raise ConvbenchError(f"got {len(options)} judge options for {len(self.judge_specs)} judges")
         self.judge_options = [o or self.model_options for o in options]
         # the first judge is the generator itself when it is the same spec and has no options of its own
+        # options that set nothing (all None), or the generator's own, are no options of its own
+        own = _given(judge_options[0] if judge_options else None)
         self.same = bool(self.judge_specs) and isinstance(model, str) and model == self.judge_specs[0] \
-            and not (judge_options and judge_options[0])
+            and own in ({}, _given(model_options))
         self._generator: Backend | None = None
         self._judges: list[Backend | None] = [None] * len(self.judge_specs)
         self._built: list[Backend] = []
@@ -179,6 +182,10 @@ class Session:
             self.free(judge)
             stages.append(spread(judged, [i for i, _ in asked], len(prompts)))
         return generated, stages
+
+
+def _given(options: dict[str, Any] | None) -> dict[str, Any]:
+    return {key: value for key, value in (options or {}).items() if value is not None}
 
 
 def spread(judged: StageResult, rows: list[int], n: int) -> StageResult:

@@ -19,9 +19,11 @@ RUNNER = Path(convbench_datasets.__file__).parent / "runner"
 PACKAGES = {name: module.rsplit(".", 1)[0] for name, module in RUNS.items()}  # nc -> convbench_datasets.nc
 
 
-def _imports(path: Path) -> list[str]:
-    """Absolute module names a file imports (relative imports resolved from its package)."""
-    package = "convbench_datasets." + ".".join(path.relative_to(RUNNER.parent).with_suffix("").parts[:-1])
+def _imports(path: Path, package: str | None = None) -> list[str]:
+    """Absolute module names a file imports (relative imports resolved from its package, by default the
+    package the file lies in)."""
+    if package is None:
+        package = "convbench_datasets." + ".".join(path.relative_to(RUNNER.parent).with_suffix("").parts[:-1])
     names = []
     for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
         if isinstance(node, ast.Import):
@@ -46,14 +48,11 @@ def test_runner_names_no_benchmark(path: Path) -> None:
     assert not found, found
 
 
-def test_the_import_check_sees_relative_imports() -> None:
-    # the check above would pass vacuously if _imports missed `from ..nc.run import x`
-    probe = RUNNER / "backends" / "_probe_for_test.py"
+def test_the_import_check_sees_relative_imports(tmp_path: Path) -> None:
+    # the check above would pass vacuously if _imports missed `from ...nc.run import x`
+    probe = tmp_path / "probe.py"  # read as if it lay in runner/backends/
     probe.write_text("from ...nc.run import run_nc\nfrom .. import stage\n", encoding="utf-8")
-    try:
-        assert _imports(probe) == ["convbench_datasets.nc.run", "convbench_datasets.runner"]
-    finally:
-        probe.unlink()
+    assert _imports(probe, "convbench_datasets.runner.backends") == ["convbench_datasets.nc.run", "convbench_datasets.runner"]
 
 
 @pytest.mark.parametrize("name", list(RUNS))
@@ -240,3 +239,14 @@ def test_run_files_are_as_readable_as_any_new_file(tmp_path: Path, request: pyte
                  dataset=request.getfixturevalue("nico_built"), cache=tmp_path / "c.sqlite", progress=False)
     for name in ("records.jsonl", "results.json"):
         assert os.stat(result.path / name).st_mode & 0o777 == 0o666 & ~umask(), name
+
+
+@pytest.mark.parametrize("name", list(RUNS))
+def test_the_run_function_forwards_every_keyword(name: str) -> None:
+    # a keyword the thin run_* wrapper took but did not pass on would silently run with the plan's default
+    bench = get_benchmark(name)
+    function = getattr(inspect.getmodule(type(bench)), f"run_{name}")
+    tree = ast.parse(inspect.getsource(function))
+    (call,) = [node for node in ast.walk(tree) if isinstance(node, ast.Call) and getattr(node.func, "id", "") == "run"]
+    passed = {kw.arg: kw.value.id for kw in call.keywords if isinstance(kw.value, ast.Name)}
+    assert passed == {parameter: parameter for parameter in inspect.signature(function).parameters}

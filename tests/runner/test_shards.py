@@ -192,3 +192,24 @@ def test_cocoeval_shards_merge_to_the_unsharded_run(cocoeval_built: Path, tmp_pa
     merged = merge_runs([tmp_path / "s1", tmp_path / "s2"], tmp_path / "merged")
     assert _records(tmp_path / "merged") == _records(tmp_path / "whole")
     assert _without(merged.results, "stats") == _without(score_run(tmp_path / "whole").results, "stats")
+
+
+def test_cocoeval_shards_merge_when_one_shard_compares_nothing(cocoeval_built: Path, tmp_path: Path) -> None:
+    # every instance of shard 2 fails to simulate (prose, no turns): its results have no comparison, yet the
+    # shards are one run's and merge; the merged run counts all 4 instances (n) and the 2 compared
+    from convbench_datasets.runner import Generation
+    from tests.runner.test_cocoeval_run import Scripted
+
+    class Prose(Scripted):  # the same model identity, writing prose instead of turns
+        def generate(self, prompts, params):  # type: ignore[no-untyped-def]
+            for i, generation in super().generate(prompts, params):
+                yield i, Generation("They talked." if "Write the next" in prompts[i][0]["content"] else generation.text)
+
+    options = {"config": "qmsum_committee", "limit": 4, "dataset": cocoeval_built, "n_bootstrap": 10, "progress": False}
+    first = run_cocoeval(model=Scripted(), judge=Scripted(), out=tmp_path / "s1", shard=(1, 2),
+                         cache=tmp_path / "c1.sqlite", **options)
+    second = run_cocoeval(model=Prose(), judge=Scripted(), out=tmp_path / "s2", shard=(2, 2),
+                          cache=tmp_path / "c2.sqlite", **options)
+    assert first.results["n_compared"] == 2 and second.results["n_compared"] == 0
+    merged = merge_runs([tmp_path / "s1", tmp_path / "s2"], tmp_path / "merged")
+    assert (merged.results["n"], merged.results["n_compared"]) == (4, 2)
