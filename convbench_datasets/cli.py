@@ -312,7 +312,7 @@ def _cmd_run(args: argparse.Namespace) -> None:
     if most is not None and len(judges) > most:
         raise ConvbenchError(f"convbench run {bench.name} takes {'no' if most == 0 else 'one' if most == 1 else most} "
                              f"--judge{'' if most == 1 else 's'}")
-    if not most:
+    if most == 0:
         given = [flag for flag, value in (("--judge-base-url", args.judge_base_url),
                                           ("--judge-model-id", args.judge_model_id)) if value]
         if given:

@@ -2,7 +2,9 @@
 
 The key hashes the backend's identity (kind, model, server URL or dtype: never an API key), the
 messages and the generation parameters. Each answer is committed as soon as it arrives (WAL mode,
-so several processes can read and write one cache), which is what makes a killed run resumable.
+so several processes can read and write one cache), which is what makes a killed run resumable:
+answers that arrived together may share one commit (:meth:`ResponseCache.put_many`), none waits
+for another, and a stage hands an answer on only once it is committed.
 
 Per-row errors (a prompt the server refused, a reply with no usable answer: ``Generation.permanent``)
 are kept in a table of their own, ``errors``, so that a rerun records them again without asking;
@@ -174,6 +176,20 @@ CREATE TABLE IF NOT EXISTS claims (
 # How long a claim lasts unless renewed; a holder renews it every quarter of this while it works.
 CLAIM_SECONDS = 120.0
 
+_ANSWER_COLUMNS = "(key, backend, model, response, prompt_tokens, completion_tokens, seconds, created, finish_reason)"
+_ROWS_PER_INSERT = 100  # 9 values a row: within SQLite's smallest limit of 999 values per statement
+# An answer supersedes its key's per-row error and ends every claim on it, in the statement that stores it:
+# a TEMP trigger lives in this connection only (nothing is added to the file), and makes storing a batch
+# of answers one SQLite call instead of five (each call lets the interpreter lock go and waits to get it
+# back, which costs most of the time when 100+ request threads want it).
+_ANSWER_TRIGGER = """
+CREATE TEMP TRIGGER IF NOT EXISTS convbench_answer_stored AFTER INSERT ON main.responses
+BEGIN
+    DELETE FROM errors WHERE key = NEW.key;
+    DELETE FROM claims WHERE key = NEW.key;
+END
+"""
+
 
 def _chunks(keys: Iterable[str], size: int = 500) -> Iterable[list[str]]:
     """Unique keys in groups small enough for one SQL ``IN (...)``."""
@@ -189,6 +205,16 @@ def default_cache_path() -> Path:
 def cache_key(identity: Mapping[str, Any], messages: Sequence[Mapping[str, str]], params: Mapping[str, Any]) -> str:
     payload = json.dumps({"backend": identity, "messages": messages, "params": params}, sort_keys=True, ensure_ascii=False)
     return hashlib.sha256(payload.encode("utf-8")).hexdigest()
+
+
+def cache_keys(identity: Mapping[str, Any], prompts: Iterable[Sequence[Mapping[str, str]]],
+               params: Mapping[str, Any]) -> list[str]:
+    """``[cache_key(identity, messages, params) for messages in prompts]``, the same keys, faster: the
+    parts every key shares are encoded once (the JSON of the three sorted fields, spliced)."""
+    encode = json.JSONEncoder(sort_keys=True, ensure_ascii=False).encode
+    head = '{"backend": ' + encode(identity) + ', "messages": '
+    tail = ', "params": ' + encode(params) + "}"
+    return [hashlib.sha256((head + encode(messages) + tail).encode("utf-8")).hexdigest() for messages in prompts]
 
 
 class ResponseCache:
@@ -247,6 +273,7 @@ class ResponseCache:
                     raise
         self._db.execute(_ERRORS_SCHEMA)
         self._db.execute(_CLAIMS_SCHEMA)
+        self._db.execute(_ANSWER_TRIGGER)
 
     @_names_damage
     def get_many(self, keys: Iterable[str]) -> dict[str, Generation]:
@@ -278,17 +305,31 @@ class ResponseCache:
 
     @_names_damage
     def put(self, key: str, identity: Mapping[str, Any], generation: Generation) -> None:
-        if generation.error is not None:
-            raise ValueError("failed generations are not cached as answers: see put_error for per-row errors")
-        with self._transaction():  # one commit: the answer, its earlier error gone, its claim ended
-            self._db.execute(
-                "INSERT OR REPLACE INTO responses (key, backend, model, response, prompt_tokens, completion_tokens, "
-                "seconds, created, finish_reason) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
-                (key, identity["kind"], identity["model"], generation.text, generation.prompt_tokens,
-                 generation.completion_tokens, generation.seconds, time.time(), generation.finish_reason),
-            )
-            self._db.execute("DELETE FROM errors WHERE key = ?", (key,))  # an answer supersedes an earlier error
-            self._db.execute("DELETE FROM claims WHERE key = ?", (key,))  # an answer ends every claim on it
+        self.put_many([(key, identity, generation)])
+
+    @_names_damage
+    def put_many(self, answers: Iterable[tuple[str, Mapping[str, Any], Generation]]) -> None:
+        """Store answers ``(key, identity, generation)`` in one commit: each with its earlier per-row
+        error gone and every claim on it ended (as :meth:`put`, for answers that arrived together)."""
+        answers = list(answers)
+        for _, _, generation in answers:
+            if generation.error is not None:
+                raise ValueError("failed generations are not cached as answers: see put_error for per-row errors")
+        now = time.time()
+        rows = [(key, identity["kind"], identity["model"], g.text, g.prompt_tokens, g.completion_tokens, g.seconds, now,
+                 g.finish_reason) for key, identity, g in answers]
+        groups = [rows[i : i + _ROWS_PER_INSERT] for i in range(0, len(rows), _ROWS_PER_INSERT)]
+        if len(groups) == 1:  # one statement (its trigger included) is one commit: no BEGIN/COMMIT round trips
+            self._insert_answers(groups[0])
+        elif groups:
+            with self._transaction():
+                for group in groups:
+                    self._insert_answers(group)
+
+    def _insert_answers(self, rows: Sequence[tuple]) -> None:
+        # the connection's trigger (_ANSWER_TRIGGER) deletes each key's error and claims in the same statement
+        self._db.execute(f"INSERT OR REPLACE INTO responses {_ANSWER_COLUMNS} VALUES "
+                         + ",".join(["(?, ?, ?, ?, ?, ?, ?, ?, ?)"] * len(rows)), [v for row in rows for v in row])
 
     @_names_damage
     def put_error(self, key: str, identity: Mapping[str, Any], generation: Generation) -> None:
@@ -342,9 +383,11 @@ class ResponseCache:
                     other = held.get(key)
                     if other is None or other[0] == owner.name or other[3] <= now or not _alive(other[1], other[2]):
                         mine.append(key)
-            self._db.executemany(
-                "INSERT OR REPLACE INTO claims (key, owner, host, pid, expires, created) VALUES (?, ?, ?, ?, ?, ?)",
-                [(key, owner.name, owner.host, owner.pid, now + seconds, now) for key in mine])
+            for start in range(0, len(mine), _ROWS_PER_INSERT):  # many rows a statement: one SQLite call each
+                rows = [(key, owner.name, owner.host, owner.pid, now + seconds, now)
+                        for key in mine[start : start + _ROWS_PER_INSERT]]
+                self._db.execute("INSERT OR REPLACE INTO claims (key, owner, host, pid, expires, created) VALUES "
+                                 + ",".join(["(?, ?, ?, ?, ?, ?)"] * len(rows)), [v for row in rows for v in row])
         return mine
 
     @_names_damage

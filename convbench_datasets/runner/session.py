@@ -19,10 +19,10 @@ Example (two baselines, no model needed):
     >>> with ResponseCache(tempfile.mkdtemp() + "/c.sqlite") as store, \\
     ...         Session(store, "baseline:repeat", ["baseline:silence"], progress=False) as session:
     ...     generated, judged = session.generate_then_judge(
-    ...         [[{"role": "user", "content": "hi"}]], GenerationParams(8),
-    ...         lambda i, g: [{"role": "user", "content": g.text}], GenerationParams(8))
+    ...         [[{"role": "assistant", "content": "hello"}, {"role": "user", "content": "again?"}]],
+    ...         GenerationParams(8), lambda i, g: [{"role": "user", "content": g.text}], GenerationParams(8))
     >>> generated.generations[0].text, judged[0].generations[0].text
-    ('hi', '')
+    ('hello', '')
 """
 
 from __future__ import annotations

@@ -1,6 +1,10 @@
 """One pipeline stage: answer a list of prompts with a backend, from the cache where possible.
 
-Identical prompts are asked once. Each new answer is stored the moment it arrives. Before the first
+Identical prompts are asked once. Each new answer is stored the moment it arrives: the answers that
+arrived together (those waiting when the stage takes the next, ``Backend.generate_batches``) share one
+commit, none waits for another to arrive, and each is committed before the stage hands it on
+(``on_result``, a following stage, the result), so a killed process loses only requests in flight and
+answers it had received but not yet stored, never one it had handed on. Before the first
 request the backend's preflight runs (skipped when the cache answers everything, so that resumes and
 re-scores work offline), with that of every backend a later stage will use (``preflight_also``): a
 judge server that cannot work is found before hours of generation, not after.
@@ -29,12 +33,13 @@ from __future__ import annotations
 
 import time
 import weakref
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
+from typing import Any
 
 from ..errors import ConvbenchError
 from .backends.base import Backend, Generation, GenerationParams, Messages
-from .cache import ResponseCache, cache_key
+from .cache import ResponseCache, cache_key, cache_keys
 
 
 class RunIncomplete(ConvbenchError):
@@ -106,7 +111,7 @@ def complete(
     from tqdm.auto import tqdm
 
     identity = backend.identity()
-    keys = [cache_key(identity, p, params.to_dict()) for p in prompts]
+    keys = cache_keys(identity, prompts, params.to_dict())
     found = cache.get_many(keys)
     if not retry_errors:
         found.update(cache.get_errors(k for k in keys if k not in found))
@@ -141,11 +146,10 @@ def complete(
         while pending:
             mine = holder.take(pending) if holder is not None else pending
             asked += mine
-            for position, generation in backend.generate([first_prompt[k] for k in mine], params) if mine else ():
-                key = mine[position]
-                if outcomes.record(key, generation):
+            for batch in _batches(backend, [first_prompt[k] for k in mine], params) if mine else ():
+                for key in outcomes.record_many([(mine[position], generation) for position, generation in batch]):
                     tell(key)
-                bar.update(1)
+                bar.update(len(batch))
             # the rest are being asked by other processes: take their answers as they are stored
             taken = set(mine)
             waiting = [k for k in pending if k not in taken]
@@ -181,26 +185,41 @@ class _Outcomes:
     def record(self, key: str, generation: Generation) -> bool:
         """Store one outcome of a request this stage sent; True when it is the prompt's outcome (not a
         passing failure left for a rerun)."""
-        if self.held is not None and not _same_refusal(generation, self.held):
-            for earlier, refused in self.held:  # the refusals were the rows' own after all
-                self.cache.put_error(earlier, self.identity, refused)
-            self.held = None
-        if generation.error is None:
-            self.cache.put(key, self.identity, generation)
-            self.found[key] = generation
-            _mark_answered(self.backend)
-            return True
-        if generation.permanent:
-            if self.held is not None:
-                self.held.append((key, generation))
+        return bool(self.record_many([(key, generation)]))
+
+    def record_many(self, arrived: Sequence[tuple[str, Generation]]) -> list[str]:
+        """Store the outcomes of requests this stage sent that arrived together (the answers in one
+        commit, made before this returns); the keys whose outcome is now known, in order (not passing
+        failures, left for a rerun)."""
+        answers: list[tuple[str, Mapping[str, Any], Generation]] = []
+        known: list[str] = []
+        released: list[str] = []
+        for key, generation in arrived:
+            if self.held is not None and not _same_refusal(generation, self.held):
+                for earlier, refused in self.held:  # the refusals were the rows' own after all
+                    self.cache.put_error(earlier, self.identity, refused)
+                self.held = None
+            if generation.error is None:
+                answers.append((key, self.identity, generation))
+                known.append(key)
+            elif generation.permanent:
+                if self.held is not None:
+                    self.held.append((key, generation))
+                else:
+                    self.cache.put_error(key, self.identity, generation)
+                self.found[key] = generation
+                known.append(key)
             else:
-                self.cache.put_error(key, self.identity, generation)
-            self.found[key] = generation
-            return True
-        self.failures.append(str(generation.error))
-        if self.holder is not None:  # not answered: another process may ask it now
-            self.holder.release([key])  # type: ignore[attr-defined]
-        return False
+                self.failures.append(str(generation.error))
+                released.append(key)
+        if answers:
+            self.cache.put_many(answers)
+            for key, _, generation in answers:
+                self.found[key] = generation
+            _mark_answered(self.backend)
+        if released and self.holder is not None:  # not answered: another process may ask them now
+            self.holder.release(released)  # type: ignore[attr-defined]
+        return known
 
     def look(self, keys: Sequence[str], errors_since: float) -> dict[str, Generation]:
         """The outcomes other processes have stored for ``keys`` (answers, and per-row errors since ``errors_since``)."""
@@ -382,6 +401,7 @@ class _Stream:
 
         backend, params = self.follow.backend, self.follow.params
         identity = backend.identity()
+        settings = params.to_dict()
         keys: list[str] = []
         first_prompt: dict[str, Messages] = {}
         found: dict[str, Generation] = {}
@@ -435,12 +455,14 @@ class _Stream:
                     if self._stop.is_set():
                         raise _Stopped()
                     new: list[str] = []
+                    answered: list[tuple[str, Generation]] = []  # outcomes that arrived together: stored at once
+                    failed: BaseException | None = None
                     for item in items:
                         if item[0] == "end":
                             ended = True
                         elif item[0] == "prompt":
                             _, index, prompt = item
-                            key = cache_key(identity, prompt, params.to_dict())
+                            key = cache_key(identity, prompt, settings)
                             keys.append(key)
                             self.rows.append(index)
                             if key in first_prompt:  # asked (or being asked) already: no new work
@@ -451,11 +473,17 @@ class _Stream:
                         else:
                             _, key, outcome = item
                             if isinstance(outcome, BaseException):
-                                raise outcome
+                                failed = outcome
+                                break
                             in_flight -= 1
-                            outcomes.record(key, outcome)
+                            answered.append((key, outcome))
+                    if answered:
+                        outcomes.record_many(answered)
+                        for _ in answered:
                             self.slots.release()
-                            bar.update(1)
+                        bar.update(len(answered))
+                    if failed is not None:
+                        raise failed
                     if new:
                         cached = cache.get_many(new)
                         if not self.retry_errors:
@@ -505,6 +533,15 @@ class _NoClaims:
 
     def __exit__(self, *exc: object) -> None:
         return None
+
+
+def _batches(backend: Backend, prompts: Sequence[Messages], params: GenerationParams) -> Iterator[list[tuple[int, Generation]]]:
+    """``backend``'s answers in lists of those that arrived together (one per list for a backend that
+    does not group them, or one that is not a :class:`Backend` subclass)."""
+    grouped = getattr(backend, "generate_batches", None)
+    if grouped is not None:
+        return grouped(prompts, params)
+    return ([item] for item in backend.generate(prompts, params))
 
 
 def _has_answered(backend: Backend) -> bool:

@@ -102,6 +102,9 @@ def test_cli_refuses_another_benchmarks_flag(capsys: pytest.CaptureFixture[str])
     assert main(["run", "nico", "--task", "open_domain", "--model", "baseline:silence", "--out", "x",
                  "--judge", "baseline:silence"]) == 1
     assert "convbench run nico takes no --judges" in capsys.readouterr().err
+    assert main(["run", "nico", "--task", "open_domain", "--model", "baseline:silence", "--out", "x",
+                 "--judge-base-url", "http://127.0.0.1:1/v1"]) == 1
+    assert "convbench run nico takes no judge: --judge-base-url would be unused" in capsys.readouterr().err
 
 
 def test_a_new_benchmark_plugs_in_without_touching_the_runner(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:

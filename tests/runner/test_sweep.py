@@ -171,7 +171,7 @@ benchmarks:
         "benchmarks.nico[1].judges: NICO takes no judge",
         "benchmarks.nico[1].cache: not a setting here: `cache` is a top-level key (one response cache for every cell)",
         "benchmarks.nico[1].tsak: NICO takes no setting 'tsak' (its settings: task, shots, split, max_new_tokens, "
-        "tokenizer, bertscore, bertscore_model, bertscore_layer, dataset, sources)",
+        "tokenizer, bertscore, bertscore_model, bertscore_layer)",
         "judges: lists 2 judges, but CoCoEvalBench takes one judge: give it its own in benchmarks.cocoeval.judges",
         "benchmarks.cocoeval.turns_per_call[1]: expected one of 1, 5, 30, got 7",
         "benchmarks.foo: unknown benchmark; available: nc, nico, cocoeval",

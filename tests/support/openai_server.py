@@ -217,12 +217,20 @@ def _handler(state: ServerState) -> type[http.server.BaseHTTPRequestHandler]:
     return Handler
 
 
+class Server(http.server.ThreadingHTTPServer):
+    """A thread per connection, with a listen queue deep enough for a client that opens hundreds of
+    connections at once (the default of 5 makes the kernel drop connection attempts, and the client's
+    retransmission then waits a second or more)."""
+
+    request_queue_size = 1024
+    daemon_threads = True
+
+
 @contextmanager
 def openai_server(state: ServerState | None = None) -> Iterator[tuple[str, ServerState]]:
     """Serve on 127.0.0.1 (a free port); yields (base_url, state)."""
     state = state or ServerState()
-    httpd = http.server.ThreadingHTTPServer(("127.0.0.1", 0), _handler(state))
-    httpd.daemon_threads = True
+    httpd = Server(("127.0.0.1", 0), _handler(state))
     thread = threading.Thread(target=httpd.serve_forever, daemon=True)
     thread.start()
     try:
@@ -236,5 +244,5 @@ if __name__ == "__main__":  # python tests/support/openai_server.py PORT [DELAY]
     import sys
 
     state = ServerState(delay_seconds=float(sys.argv[2]) if len(sys.argv) > 2 else 0.0)
-    server = http.server.ThreadingHTTPServer(("127.0.0.1", int(sys.argv[1])), _handler(state))
+    server = Server(("127.0.0.1", int(sys.argv[1])), _handler(state))
     server.serve_forever()

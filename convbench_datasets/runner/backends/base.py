@@ -57,6 +57,8 @@ class Backend(ABC):
 
     ``generate`` yields ``(index, Generation)`` as answers complete, in any order, so that the
     caller can store each one at once: an interrupted run loses only what was in flight.
+    ``generate_batches`` yields the same answers grouped as they arrived together (a backend with
+    many requests in flight overrides it, so that the answers waiting at one moment are stored at once).
     """
 
     kind: str = ""
@@ -81,6 +83,13 @@ class Backend(ABC):
     @abstractmethod
     def generate(self, prompts: Sequence[Messages], params: GenerationParams) -> Iterator[tuple[int, Generation]]:
         ...
+
+    def generate_batches(self, prompts: Sequence[Messages], params: GenerationParams) -> Iterator[list[tuple[int, Generation]]]:
+        """The answers of :meth:`generate`, in lists of those that arrived together: each list is what
+        was already waiting when the caller asked for more (never held back to wait for others), so
+        that a caller can store each list in one transaction. Default: one answer per list."""
+        for item in self.generate(prompts, params):
+            yield [item]
 
     def close(self) -> None:
         """Release resources (models, sessions)."""

@@ -1,40 +1,51 @@
 """A total deadline per HTTP request for urllib.
 
 urllib's ``timeout`` bounds each socket operation, not the request: a server that trickles one byte
-a second holds a request for as long as it likes. Here the host name is resolved in a helper thread
-that is waited for only until the deadline, each TCP connect gets the time that is left as its
-timeout, and a timer shuts the connected socket down when the deadline passes, which ends a blocked
-TLS handshake or read at once; the caller then sees ``Deadline.expired`` (or a ``TimeoutError``).
-Proxies and TLS settings keep working (these are urllib's own handlers, only handed a connection
-class that connects through :meth:`Deadline.connect`).
+a second holds a request for as long as it likes. Here the host name is resolved within the deadline,
+each TCP connect gets the time that is left as its timeout, and when the deadline passes the connected
+socket is shut down, which ends a blocked TLS handshake or read at once; the caller then sees
+``Deadline.expired`` (or a ``TimeoutError``). Proxies and TLS settings keep working (these are urllib's
+own handlers, only handed a connection class that connects through :meth:`Deadline.connect`).
+
+Cost per request (a server farm takes hundreds a second): no thread of its own. One watchdog thread
+per process fires every deadline when its time comes (a heap of deadlines, not a timer thread each).
+An IP address needs no lookup; a host name is looked up in a helper thread that is waited for only
+until the deadline (getaddrinfo cannot be interrupted), and a successful lookup is reused for
+``LOOKUP_TTL`` seconds (as aiohttp does), so that the thread is started only when the name is really
+looked up.
 """
 
 from __future__ import annotations
 
 import functools
+import heapq
 import http.client
+import itertools
+import os
 import socket
 import threading
 import time
 import urllib.request
 from typing import Any
 
+LOOKUP_TTL = 10.0  # seconds a successful name lookup is reused (aiohttp's default DNS cache time)
+
 
 class Deadline:
-    """``with Deadline(seconds) as d:`` arms a timer; sockets attached to ``d`` are shut down when it fires."""
+    """``with Deadline(seconds) as d:`` arms the deadline; sockets attached to ``d`` are shut down when it passes."""
 
     def __init__(self, seconds: float) -> None:
         self.seconds = seconds
         self.expired = False
         self._sockets: list[socket.socket] = []
         self._lock = threading.Lock()
-        self._timer = threading.Timer(seconds, self._expire)
-        self._timer.daemon = True
+        self._armed = False
         self._ends = time.monotonic() + seconds
 
     def __enter__(self) -> Deadline:
         self._ends = time.monotonic() + self.seconds
-        self._timer.start()
+        self._armed = True
+        _WATCHDOG.arm(self)
         return self
 
     def remaining(self) -> float:
@@ -43,26 +54,12 @@ class Deadline:
 
     def connect(self, address: tuple[str, int], timeout: Any = None, source_address: Any = None) -> socket.socket:
         """``socket.create_connection`` within the deadline: the name lookup is waited for only while
-        time is left (getaddrinfo cannot be interrupted, so it runs in a daemon thread), and each
-        connect attempt's timeout is the time left. The socket comes back attached."""
+        time is left (see :func:`lookup`), and each connect attempt's timeout is the time left. The
+        socket comes back attached."""
         host, port = address
-        found: list[Any] = []
-
-        def lookup() -> None:
-            try:
-                found.append(socket.getaddrinfo(host, port, 0, socket.SOCK_STREAM))
-            except BaseException as err:  # noqa: BLE001  # handed to the waiting thread
-                found.append(err)
-
-        resolver = threading.Thread(target=lookup, daemon=True, name="convbench-resolve")
-        resolver.start()
-        resolver.join(self.remaining())
-        if not found:
-            raise TimeoutError(f"looking up {host} took longer than {self.seconds:g}s")
-        if isinstance(found[0], BaseException):
-            raise found[0]
+        addresses = lookup(host, port, self.remaining(), self.seconds)
         error: OSError | None = None
-        for family, kind, proto, _, sockaddr in found[0]:
+        for family, kind, proto, _, sockaddr in addresses:
             left = self.remaining()
             if left <= 0:
                 raise TimeoutError(f"no connection to {host} within {self.seconds:g}s")
@@ -83,11 +80,12 @@ class Deadline:
         raise error or OSError(f"getaddrinfo returned no address for {host}")
 
     def __exit__(self, *exc: object) -> None:
-        self._timer.cancel()
         with self._lock:
+            self._armed = False
             for sock in self._sockets:
                 sock.close()
             self._sockets.clear()
+        _WATCHDOG.disarm()
 
     def attach(self, sock: socket.socket) -> None:
         # A duplicate of the descriptor: shutdown() acts on the connection itself, so it still works
@@ -99,10 +97,119 @@ class Deadline:
                 _shutdown(own)
 
     def _expire(self) -> None:
+        """Called by the watchdog when the time is up (nothing happens once the ``with`` block has ended)."""
         with self._lock:
+            if not self._armed:
+                return
             self.expired = True
             for sock in self._sockets:
                 _shutdown(sock)
+
+
+class _Watchdog:
+    """One daemon thread that expires every armed :class:`Deadline` when its time comes. Deadlines wait
+    in a heap by end time; one that ends early (its request finished) stays there, disarmed, until it
+    reaches the top or the heap is tidied."""
+
+    def __init__(self) -> None:
+        self._cond = threading.Condition(threading.Lock())
+        self._heap: list[tuple[float, int, Deadline]] = []
+        self._order = itertools.count()
+        self._finished = 0  # deadlines disarmed since the heap was last tidied (an upper bound of those in it)
+        self._thread: threading.Thread | None = None
+
+    def arm(self, deadline: Deadline) -> None:
+        entry = (deadline._ends, next(self._order), deadline)
+        with self._cond:
+            heapq.heappush(self._heap, entry)
+            if self._thread is None or not self._thread.is_alive():  # first use (or first in a forked child)
+                self._thread = threading.Thread(target=self._run, daemon=True, name="convbench-deadlines")
+                self._thread.start()
+            elif self._heap[0] is entry:  # the soonest now: the watchdog sleeps until a later one
+                self._cond.notify()
+
+    def disarm(self) -> None:
+        with self._cond:
+            self._finished += 1
+            if self._finished > 1024 and 2 * self._finished > len(self._heap):
+                self._heap = [e for e in self._heap if e[2]._armed]
+                heapq.heapify(self._heap)
+                self._finished = 0
+
+    def _run(self) -> None:
+        while True:
+            with self._cond:
+                while True:
+                    while self._heap and not self._heap[0][2]._armed:
+                        heapq.heappop(self._heap)
+                    if not self._heap:
+                        self._cond.wait()
+                        continue
+                    wait = self._heap[0][0] - time.monotonic()
+                    if wait <= 0:
+                        due = heapq.heappop(self._heap)[2]
+                        break
+                    self._cond.wait(wait)
+            due._expire()  # outside the watchdog's lock: it takes the deadline's own
+
+    def _after_fork(self) -> None:
+        """In a forked child: no watchdog thread runs there, and the lock may have been held by one of the
+        parent's threads at the fork; start afresh (the parent's deadlines are not the child's)."""
+        self.__init__()  # type: ignore[misc]
+
+
+_WATCHDOG = _Watchdog()
+if hasattr(os, "register_at_fork"):
+    os.register_at_fork(after_in_child=_WATCHDOG._after_fork)
+
+_lookups: dict[tuple[str, int], tuple[float, list[Any]]] = {}  # (host, port) -> (when it is stale, addresses)
+
+
+def lookup(host: str, port: int, wait: float, seconds: float) -> list[Any]:
+    """``socket.getaddrinfo(host, port)`` (stream sockets), waited for at most ``wait`` seconds
+    (``TimeoutError``, naming the deadline of ``seconds``, when it takes longer): the last successful
+    lookup of ``(host, port)`` if made in the last ``LOOKUP_TTL`` seconds, else an IP address at once
+    and a host name in a daemon helper thread (getaddrinfo cannot be interrupted). Failures are not kept."""
+    known = _lookups.get((host, port))
+    if known is not None and known[0] > time.monotonic():
+        return known[1]
+    if _numeric(host):  # getaddrinfo answers without looking anything up
+        addresses = socket.getaddrinfo(host, port, 0, socket.SOCK_STREAM)
+    else:
+        found: list[Any] = []
+
+        def resolve() -> None:
+            try:
+                found.append(socket.getaddrinfo(host, port, 0, socket.SOCK_STREAM))
+            except BaseException as err:  # noqa: BLE001  # handed to the waiting thread
+                found.append(err)
+
+        resolver = threading.Thread(target=resolve, daemon=True, name="convbench-resolve")
+        resolver.start()
+        resolver.join(wait)
+        if not found:
+            raise TimeoutError(f"looking up {host} took longer than {seconds:g}s")
+        if isinstance(found[0], BaseException):
+            raise found[0]
+        addresses = found[0]
+    _lookups[(host, port)] = (time.monotonic() + LOOKUP_TTL, addresses)
+    return addresses
+
+
+def _numeric(host: str) -> bool:
+    """Whether ``host`` is an IPv4 or IPv6 address (not a name to look up)."""
+    for family in (socket.AF_INET, socket.AF_INET6):
+        try:
+            socket.inet_pton(family, host.partition("%")[0])  # an IPv6 zone ("fe80::1%eth0") is not looked up
+            return True
+        except (OSError, ValueError):
+            continue
+    return False
+
+
+def forget_lookups() -> None:
+    """Drop the remembered name lookups (the next request to each host looks its name up again)."""
+    _lookups.clear()
 
 
 def _shutdown(sock: socket.socket) -> None:

@@ -23,6 +23,7 @@ Example:
 from __future__ import annotations
 
 import errno
+import functools
 import os
 import socket
 import threading
@@ -39,6 +40,7 @@ DEFAULT_MAX_FAILURES = 3  # failures in a row that take an endpoint out
 _UNREACHABLE_ERRNOS = {errno.ECONNREFUSED, errno.EHOSTUNREACH, errno.ENETUNREACH}
 
 
+@functools.lru_cache(maxsize=1024)  # called for every request: a pool's few URLs, parsed once
 def public_url(url: str) -> str:
     """``url`` without user-info or query string, for records and messages."""
     parts = urllib.parse.urlsplit(url)

@@ -1,7 +1,9 @@
 """Any server that speaks OpenAI's ``/v1/chat/completions``: vLLM, TGI, Ollama, OpenAI itself.
 
-Requests run concurrently (``concurrency`` worker threads) and each is retried on 429, 5xx, timeouts,
-dropped connections and malformed JSON, with exponential backoff plus jitter, honouring a
+Requests run concurrently (``concurrency`` worker threads; answers are handed over as they arrive, those
+that arrived together in one list by :meth:`OpenAICompatBackend.generate_batches`, so that a stage stores
+them in one commit) and each is retried on 429, 5xx, timeouts, dropped connections and malformed
+JSON, with exponential backoff plus jitter, honouring a
 ``Retry-After`` header; if those still fail, the answer is a (non-permanent) error and the run is
 incomplete. ``timeout`` is a total deadline per attempt (name lookup and connect included), however
 slowly the server sends.
@@ -33,6 +35,7 @@ The server URL is recorded without user-info or query string.
 
 from __future__ import annotations
 
+import contextlib
 import http.client
 import json
 import os
@@ -266,10 +269,17 @@ class OpenAICompatBackend(Backend):
         return f" (no API key was sent: ${self.api_key_env} is not set; set it or name another variable with --api-key-env)"
 
     def generate(self, prompts: Sequence[Messages], params: GenerationParams) -> Iterator[tuple[int, Generation]]:
-        jobs: queue.Queue[tuple[int, Messages]] = queue.Queue()
+        with contextlib.closing(self.generate_batches(prompts, params)) as batches:
+            for batch in batches:
+                yield from batch
+
+    def generate_batches(self, prompts: Sequence[Messages], params: GenerationParams) -> Iterator[list[tuple[int, Generation]]]:
+        """The answers as they arrive, each list holding those that were waiting together (see
+        :meth:`Backend.generate_batches`): under load a caller stores several in one transaction."""
+        jobs: queue.SimpleQueue[tuple[int, Messages]] = queue.SimpleQueue()
         for item in enumerate(prompts):
             jobs.put(item)
-        results: queue.Queue[tuple[int, Generation | BaseException]] = queue.Queue()
+        results: queue.SimpleQueue[tuple[int, Generation | BaseException]] = queue.SimpleQueue()
         stop = threading.Event()
 
         def work() -> None:
@@ -287,13 +297,27 @@ class OpenAICompatBackend(Backend):
         for _ in range(min(self.concurrency, len(prompts))):
             threading.Thread(target=work, daemon=True, name="convbench-openai").start()
         try:
-            for _ in range(len(prompts)):
-                index, outcome = results.get()
-                if isinstance(outcome, BaseException):
-                    stop.set()
-                    yield from _arrived(results)
-                    raise outcome
-                yield index, outcome
+            left = len(prompts)
+            while left:
+                batch: list[tuple[int, Generation]] = []
+                item = results.get()
+                while True:
+                    index, outcome = item
+                    left -= 1
+                    if isinstance(outcome, BaseException):
+                        stop.set()
+                        batch += _arrived(results)
+                        if batch:
+                            yield batch
+                        raise outcome
+                    batch.append((index, outcome))
+                    if not left:
+                        break
+                    try:
+                        item = results.get_nowait()
+                    except queue.Empty:
+                        break
+                yield batch
         finally:
             stop.set()
 
@@ -430,7 +454,7 @@ def _listed(model: str, served: list[str]) -> bool:
     return bool({model, f"{model}:latest", f"models/{model}"} & set(served))
 
 
-def _arrived(results: queue.Queue) -> Iterator[tuple[int, Generation]]:
+def _arrived(results: queue.SimpleQueue) -> Iterator[tuple[int, Generation]]:
     """Answers already waiting in the queue (handed over before an error is raised)."""
     while True:
         try:
@@ -454,17 +478,15 @@ def _generation(reply: Any, seconds: float, clean: Any = str) -> Generation:
     finish = finish if isinstance(finish, str) else None
     message = choice.get("message")
     text = message.get("content") if isinstance(message, dict) else None
+    problem = reply_error(text if isinstance(text, str) else "", finish)
     if finish == "content_filter":
-        raise _RowRefused("content filter: the server withheld the answer (finish_reason 'content_filter')")
+        raise _RowRefused(str(problem))  # a verdict on the row: not asked again
     if text is None:
         raise _InvalidReply(f"reply has message.content null (finish_reason {finish!r})")
     if not isinstance(text, str):
         raise _InvalidReply(f"reply content is not text: {clean(str(text))[:120]}")
-    if finish == "length" and not text.strip():
-        # reasoning models spend the whole budget on hidden reasoning: nothing was answered, and an empty
-        # turn would be judged as Silence
-        raise _InvalidReply("reply is empty, cut at the token limit (finish_reason 'length'); a reasoning model "
-                            "may need a higher token limit")
+    if problem is not None:
+        raise _InvalidReply(problem)  # asked again; if it stays empty, the row's error
     usage = reply.get("usage")
     usage = usage if isinstance(usage, dict) else {}
     return Generation(
@@ -474,6 +496,28 @@ def _generation(reply: Any, seconds: float, clean: Any = str) -> Generation:
         seconds=seconds,
         finish_reason=finish,
     )
+
+
+def reply_error(text: str | None, finish_reason: str | None) -> str | None:
+    """Why a reply is no answer (the row's error), or None: the server's content filter withheld it
+    (``finish_reason`` ``content_filter``), or it is empty and was cut at the token limit (``length``:
+    a reasoning model that spent its budget on hidden reasoning; an empty turn would be judged as Silence).
+
+    This backend's rule (a filtered reply is refused for its row, an empty cut one asked again and then
+    the row's error); convbench's inspect scorers and ``convbench import-inspect`` read replies by it too.
+
+    Example:
+        >>> reply_error("", "length")
+        "reply is empty, cut at the token limit (finish_reason 'length'); a reasoning model may need a higher token limit"
+        >>> reply_error("Sure, here it", "length") is None
+        True
+    """
+    if finish_reason == "content_filter":
+        return "content filter: the server withheld the answer (finish_reason 'content_filter')"
+    if finish_reason == "length" and not (text or "").strip():
+        return ("reply is empty, cut at the token limit (finish_reason 'length'); a reasoning model "
+                "may need a higher token limit")
+    return None
 
 
 def _filtered(text: str) -> bool:
