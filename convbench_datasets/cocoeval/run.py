@@ -392,14 +392,16 @@ class CoCoEvalBenchmark:
 
     def summary(self, results: dict[str, Any], rescored: bool = False) -> list[str]:
         r = results
-        lines = [f"cocoeval: {r['n_compared']} of {r['n']} instances compared; excluded {r['excluded']}; "
+        # the first line is the headline (a sweep's table shows it): the mismatch when there is one
+        mismatch = f"mismatch {r['mismatch']:.1f}%, " if r.get("mismatch") is not None else ""
+        lines = [f"cocoeval: {mismatch}{r['n_compared']} of {r['n']} instances compared; excluded {r['excluded']}; "
                  f"errors: {r.get('errors', 0)}",
                  f"  simulation replies cut at the token limit: {r['simulation_cut_replies']} "
                  f"(instances lost to a second cut: {r['excluded']['simulation_cut']})"]
         if r.get("mismatch") is not None:
             floor = r.get("mismatch_floor")
-            lines.append(f"  mismatch {r['mismatch']:.1f}% (convbench's statistic; 0 = human frequencies reproduced; "
-                         "noise floor " + (f"{floor:.1f}%)" if floor is not None else "n/a)"))
+            lines.append(f"  mismatch is convbench's statistic (0 = human frequencies reproduced); noise floor "
+                         + (f"{floor:.1f}%" if floor is not None else "n/a"))
             lines += [f"  {name:<24} model {r['model_mean'][name]:6.2f}   human {r['human_mean'][name]:6.2f}"
                       for name in r["model_mean"]]
         return lines

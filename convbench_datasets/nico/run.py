@@ -144,6 +144,7 @@ class NICOPlan:
     dataset: Any = None
     sources: Any = None
     train: list[dict[str, Any]] = field(default_factory=list, init=False)
+    identify_scores: dict[str, Any] = field(default_factory=dict, init=False)
 
     def __post_init__(self) -> None:
         if self.task is None:
@@ -176,7 +177,7 @@ class NICOPlan:
                   for g, text in zip(generated.generations, scored)]
         failed = [e is not None for e in errors]
         if task == "identify_unnatural":
-            _, per_row = score_identify(responses, [r["unnatural_sentences"] for r in rows], failed,
+            self.identify_scores, per_row = score_identify(responses, [r["unnatural_sentences"] for r in rows], failed,
                                         [dialogue_turns(r) for r in rows])
             records = [_identify_record(r, text, hit, row) for r, text, hit, row in zip(rows, responses, generated.cache_hits, per_row)]
         else:
@@ -196,9 +197,8 @@ class NICOPlan:
         from ..scoring.nico_generation import score_generation
 
         failed = [r["error"] is not None for r in records]
-        if self.task == "identify_unnatural":
-            results, _ = score_identify([r["response"] for r in records], [r["gold"] for r in records], failed,
-                                        [r["dialogue"] for r in records])
+        if self.task == "identify_unnatural":  # scored once, as the records were made (execute)
+            results = dict(self.identify_scores)
         else:
             results = score_generation([r["turn"] for r in records], [r["reference"] for r in records],
                                        tokenizer=self.tokenizer,  # type: ignore[arg-type]
