@@ -20,6 +20,7 @@ provide it locally, so that the metrics computed before it are kept.
 from __future__ import annotations
 
 import importlib.util
+import os
 import warnings
 from collections.abc import Sequence
 from fractions import Fraction
@@ -120,6 +121,7 @@ def compute_bertscore(
         signature.update(bertscore_layer=layer.layer, bertscore_layer_rule=layer.rule)
         import bert_score
 
+        _check_baseline(bert_score, model, kwargs)
         _, _, f1 = bert_score.score(list(predictions), list(references), model_type=model, num_layers=layer.layer,
                                     **kwargs)
     except Exception as err:  # noqa: BLE001 - any failure: the caller's other scores must survive it
@@ -127,6 +129,19 @@ def compute_bertscore(
         warnings.warn(message, stacklevel=2)  # the CLI shows it as one line; the result keeps it too
         return {"bertscore_f1": None, "bertscore_error": message, "signature": signature}
     return {"bertscore_f1": 100.0 * float(f1.mean()), "signature": signature}
+
+
+def _check_baseline(bert_score: Any, model: str, kwargs: dict[str, Any]) -> None:
+    """With rescaling asked for, the baseline file must exist: bert-score only prints a warning and returns
+    unrescaled scores without it (its default file: ``rescale_baseline/<lang>/<model>.tsv`` beside it, which
+    a local folder never has), while the signature would say the scores are rescaled."""
+    if not kwargs.get("rescale_with_baseline"):
+        return
+    path = kwargs.get("baseline_path") or os.path.join(os.path.dirname(bert_score.__file__), "rescale_baseline",
+                                                        str(kwargs.get("lang")), f"{model}.tsv")
+    if not os.path.isfile(path):
+        raise FileNotFoundError(f"rescale_with_baseline needs a baseline file, and there is none at {path} "
+                                "(pass baseline_path, or rescale_with_baseline=False)")
 
 
 def _version(distribution: str) -> str | None:

@@ -284,10 +284,11 @@ def test_bertscore_options_are_checked_before_any_work() -> None:
 
 @pytest.mark.parametrize("options", [{}, {"rescale_with_baseline": True}, {"idf": True},
                                      {"idf": True, "rescale_with_baseline": True}])
-def test_bertscore_signature_records_what_was_passed(monkeypatch: pytest.MonkeyPatch, options: dict) -> None:
+def test_bertscore_signature_records_what_was_passed(monkeypatch: pytest.MonkeyPatch, options: dict,
+                                                     tmp_path: Path) -> None:
     # bert-score's rescaling needs its baseline file for the model, which a tiny local model has none of
     # (bert-score then warns and does not rescale), so the signature builder is checked with bert-score's
-    # score() stubbed: what reaches bert_score.score is what the signature says (expected: the options).
+    # score() stubbed (and a baseline file given): what reaches bert_score.score is what the signature says.
     pytest.importorskip("bert_score", reason="BERTScore needs the bertscore extra")
     import bert_score
     import torch
@@ -302,6 +303,9 @@ def test_bertscore_signature_records_what_was_passed(monkeypatch: pytest.MonkeyP
         return half, half, half
 
     monkeypatch.setattr(bert_score, "score", fake_score)
+    if options.get("rescale_with_baseline"):
+        (tmp_path / "baseline.tsv").write_text("LAYER\tP\tR\tF\n", encoding="utf-8")
+        options = {**options, "baseline_path": str(tmp_path / "baseline.tsv")}
     out = compute_bertscore(["好的"], ["行"], "convbench-test/any", {"num_layers": 2, **options})
     assert out["bertscore_f1"] == 50.0
     signature = out["signature"]
@@ -323,3 +327,17 @@ def test_bertscore_error_says_how_to_provide_the_model() -> None:
     assert "huggingface-cli download bert-base-chinese --local-dir DIR" in message
     assert "bertscore_model=DIR" in message and "convbench run nico --bertscore DIR" in message
     assert "\n" not in message
+
+
+def test_rescaling_without_a_baseline_file_is_a_bertscore_failure(monkeypatch: pytest.MonkeyPatch) -> None:
+    # bert-score prints a warning and returns unrescaled scores when the model has no baseline file; the
+    # signature would then claim rescaled numbers. convbench says BERTScore failed instead (the rest kept)
+    pytest.importorskip("bert_score", reason="BERTScore needs the bertscore extra")
+    import bert_score
+
+    monkeypatch.setattr(bert_score, "score", lambda *a, **k: pytest.fail("scored without the baseline"))
+    with pytest.warns(UserWarning, match="rescale_with_baseline needs a baseline file, and there is none at "):
+        out = score_generation(["好的"], ["行"], bertscore=True, bertscore_model="convbench-test/any",
+                               bertscore_options={"num_layers": 2, "rescale_with_baseline": True})
+    assert out["bertscore_f1"] is None and "convbench-test/any.tsv" in out["bertscore_error"]
+    assert out["bleu_1"] == 0.0 and out["n"] == 1  # the other scores are kept (no shared character: BLEU-1 0)
