@@ -329,6 +329,8 @@ def score_judges(records: Sequence[dict[str, Any]], signature: dict[str, Any]) -
     for name, view in zip(names, views):
         scores = score_records(view, parsing)
         per_judge[name] = {key: scores[key] for key in PER_JUDGE_KEYS if key in scores}
+        if signature.get("model") == "baseline:repeat":  # each judge's own sanity check, not only the primary's
+            per_judge[name]["judge_sanity"] = repeat_sanity(view)
     pairs = {}
     for a in range(len(names)):
         for b in range(a + 1, len(names)):
@@ -480,11 +482,16 @@ class NCBenchmark:
         return lines
 
     def warnings(self, results: dict[str, Any]) -> list[str]:
-        sanity = (results.get("judge_sanity") or {}).get("labelled_repeat")
-        if sanity is not None and sanity < REPEAT_SANITY_WARNING:
-            return [f"the judge labels verbatim repeats Repeat on only {sanity:.1f}% of Repeat Request rows "
-                    f"(a sound judge: near 100%); its labels may not be trustworthy"]
-        return []
+        # with several judges, each judge's own check (the primary's is the run's); with one, the run's
+        judges = results.get("per_judge") or {"the judge": results}
+        lines = []
+        for name, scores in judges.items():
+            sanity = (scores.get("judge_sanity") or {}).get("labelled_repeat")
+            if sanity is not None and sanity < REPEAT_SANITY_WARNING:
+                who = name if name == "the judge" else f"judge {name}"
+                lines.append(f"{who} labels verbatim repeats Repeat on only {sanity:.1f}% of Repeat Request rows "
+                             f"(a sound judge: near 100%); its labels may not be trustworthy")
+        return lines
 
 
 def _judge_lines(results: dict[str, Any]) -> list[str]:

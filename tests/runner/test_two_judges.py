@@ -264,3 +264,22 @@ def test_report_shows_the_table_7_layout(nc_built, rows, tmp_path):
     assert "Mistral vs. Llama" not in write_report([two.path], tmp_path / "bare", reference=False).read_text()
     plain = write_report([one.path], tmp_path / "plain").read_text()
     assert "Judge agreement" not in plain
+
+
+def test_each_judge_gets_its_own_sanity_check_and_warning(nc_built: Path, tmp_path: Path,
+                                                          capsys: pytest.CaptureFixture[str]) -> None:
+    # the repeat baseline's verbatim repeats: the smoke judge labels them Repeat (100%), a judge that answers
+    # nothing labels none (0%): the second judge is warned about by name, the primary's check stays the run's
+    from convbench_datasets.cli import main
+
+    argv = ["run", "nc", "--model", "baseline:repeat", "--judge", "baseline:smoke-judge", "--judge", "baseline:silence",
+            "--config", "basic", "--dataset", str(nc_built), "--out", str(tmp_path / "run"),
+            "--cache", str(tmp_path / "c.sqlite"), "--no-progress"]
+    assert main(argv) == 0
+    results = json.loads((tmp_path / "run" / "results.json").read_text(encoding="utf-8"))
+    sanity = {name: judge["judge_sanity"]["labelled_repeat"] for name, judge in results["per_judge"].items()}
+    assert sanity == {"baseline:smoke-judge": 100.0, "baseline:silence": 0.0}
+    assert results["judge_sanity"]["labelled_repeat"] == 100.0
+    err = capsys.readouterr().err
+    assert "judge baseline:silence labels verbatim repeats Repeat on only 0.0%" in err
+    assert "baseline:smoke-judge labels" not in err
