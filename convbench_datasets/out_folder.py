@@ -10,18 +10,24 @@ Replacing never moves the folder itself (its inode, mode and hidden entries such
 the earlier build's files move into a fresh ``.NAME.old-XXXX`` folder beside it, the new files move
 in, and only then is the old copy deleted. If a move fails, every move made is undone, so the earlier
 build is left as it was. Nothing is ever deleted that a build did not write.
+
+New files are written into a staging folder beside the target, ``.NAME.HOST.PID.XXXXXXXX.staging``
+(:func:`make_staging`); one that a killed build left (its process is gone from this host) is removed
+when the next build of the same target starts. A live build's staging folder is never touched.
 """
 
 from __future__ import annotations
 
 import json
 import os
+import re
 import shutil
 import tempfile
 from pathlib import Path
 
 from ._version import __version__
 from .errors import BuildError
+from .processes import HOST, pid_alive
 
 MARKER = ".convbench-build"
 
@@ -99,6 +105,31 @@ def _first_unlisted(root: Path, name: str, owned: set[str], folders: set[str]) -
         elif rel not in owned:
             return rel
     return None
+
+
+def make_staging(target: Path) -> Path:
+    """A new staging folder beside ``target`` (readable as a dataset folder is meant to be), after removing
+    the staging folders earlier builds of ``target`` left when they were killed (see the module docstring)."""
+    remove_dead_staging(target)
+    staging = Path(tempfile.mkdtemp(prefix=f".{target.name}.{HOST}.{os.getpid()}.", suffix=".staging",
+                                    dir=target.parent))
+    staging.chmod(0o755)  # mkdtemp makes it private; a dataset folder is meant to be shared
+    return staging
+
+
+def remove_dead_staging(target: Path) -> list[Path]:
+    """Delete the staging folders of ``target`` whose build process no longer runs on this host; return them.
+    Only folders named as :func:`make_staging` names them are considered."""
+    pattern = re.compile(rf"\.{re.escape(target.name)}\.(?P<host>[A-Za-z0-9-]+)\.(?P<pid>[0-9]+)\.[a-z0-9_]{{8}}\.staging")
+    removed = []
+    if not target.parent.is_dir():
+        return removed
+    for entry in os.scandir(target.parent):
+        match = pattern.fullmatch(entry.name)
+        if match and entry.is_dir(follow_symlinks=False) and match["host"] == HOST and not pid_alive(int(match["pid"])):
+            shutil.rmtree(entry.path, ignore_errors=True)
+            removed.append(Path(entry.path))
+    return removed
 
 
 def swap_in(staging: Path, target: Path, replaced: list[str]) -> None:

@@ -25,7 +25,6 @@ import hashlib
 import http.client
 import os
 import re
-import socket
 import time
 import urllib.error
 import urllib.request
@@ -34,6 +33,7 @@ from pathlib import Path
 
 from .atomic import temporary_beside
 from .errors import ChecksumError, MissingSourceError, SourceError
+from .processes import HOST, pid_alive
 
 SOURCES_ENV = "CONVBENCH_SOURCES"
 CACHE_ENV = "CONVBENCH_CACHE"
@@ -44,7 +44,6 @@ STALE_AFTER_S = 24 * 3600  # a temporary download file untouched this long has n
 DEAD_WRITER_IDLE_S = 10 * 60
 _CHUNK = 1 << 20
 # In temporary file names, so that a process sharing the cache from another host is never taken for dead.
-_HOST = re.sub(r"[^A-Za-z0-9-]", "-", socket.gethostname()) or "host"
 
 
 @dataclass(frozen=True)
@@ -121,7 +120,7 @@ def _from_cache_or_origin(source: SourceFile, path: Path, progress: bool, timeou
         return path
     path.parent.mkdir(parents=True, exist_ok=True)
     _remove_stale_partials(path)
-    fd, tmp = temporary_beside(path, suffix=".partial", tag=f"{_HOST}.{os.getpid()}.")
+    fd, tmp = temporary_beside(path, suffix=".partial", tag=f"{HOST}.{os.getpid()}.")
     try:
         with os.fdopen(fd, "wb") as out:
             actual = _download(source, out, progress, timeout)
@@ -156,24 +155,12 @@ def _remove_stale_partials(path: Path) -> None:
             continue
         try:
             idle = now - entry.stat(follow_symlinks=False).st_mtime
-            writer_gone = (match["host"] == _HOST and idle > DEAD_WRITER_IDLE_S
-                           and not _pid_alive(int(match["pid"])))
+            writer_gone = (match["host"] == HOST and idle > DEAD_WRITER_IDLE_S
+                           and not pid_alive(int(match["pid"])))
             if writer_gone or idle > STALE_AFTER_S:
                 os.unlink(entry.path)
         except FileNotFoundError:
             pass  # another fetch removed it (or its writer finished) meanwhile
-
-
-def _pid_alive(pid: int) -> bool:
-    if os.name == "nt":  # os.kill(pid, 0) would terminate the process there; rely on age alone
-        return True
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:  # alive, another user's
-        return True
-    return True
 
 
 def _download(source: SourceFile, out, progress: bool, timeout: float) -> str:

@@ -23,14 +23,13 @@ import ast
 import re
 import shutil
 import sys
-import tempfile
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from ._resources import bundled_dir
 from ._version import __version__
 from .errors import ConvbenchError
-from .out_folder import replaceable_entries, swap_in, write_marker
+from .out_folder import make_staging, replaceable_entries, swap_in, write_marker
 
 PACKAGE = "convbench_datasets"
 VENDOR = "_convbench_scoring"  # the generated file's module name, beside <name>.py
@@ -97,8 +96,7 @@ def export_metric(name: str, out: str | Path) -> Path:
     replaced = replaceable_entries(target, kind="export")
     files = standalone_metric_files(name)
     target.parent.mkdir(parents=True, exist_ok=True)
-    staging = Path(tempfile.mkdtemp(prefix=f".{target.name}.", dir=target.parent))
-    staging.chmod(0o755)  # mkdtemp makes it private
+    staging = make_staging(target)
     try:
         for filename, data in files.items():
             (staging / filename).write_bytes(data)

@@ -177,3 +177,32 @@ def test_wrong_out_is_refused_before_any_source_is_read(tmp_path: Path) -> None:
     # An empty mirror: reading any source would raise MissingSourceError instead of the folder's error.
     with pytest.raises(BuildError, match=f"output folder {home} is not empty"):
         build("nc", home, sources=tmp_path / "empty-mirror", progress=False)
+
+
+def test_a_killed_builds_staging_folder_is_removed_by_the_next_build(tmp_path: Path) -> None:
+    # a build writes into .NAME.HOST.PID.XXXXXXXX.staging beside --out; one whose process is gone (a killed
+    # build) is removed when the next build of that target starts; a live one, another target's or another
+    # host's is left alone
+    import subprocess
+    import sys
+
+    from convbench_datasets.out_folder import make_staging
+    from convbench_datasets.processes import HOST
+
+    dead = subprocess.run([sys.executable, "-c", "import os; print(os.getpid())"], capture_output=True, text=True,
+                          check=True).stdout.strip()
+    target = tmp_path / "nc"
+    leftovers = {
+        "killed": tmp_path / f".nc.{HOST}.{dead}.abcd1234.staging",
+        "live": tmp_path / f".nc.{HOST}.{os.getpid()}.abcd1234.staging",
+        "other target": tmp_path / f".nico.{HOST}.{dead}.abcd1234.staging",
+        "other host": tmp_path / f".nc.elsewhere-{HOST}.{dead}.abcd1234.staging",
+        "not ours": tmp_path / f".nc.{HOST}.{dead}.notours",
+    }
+    for folder in leftovers.values():
+        folder.mkdir()
+        (folder / "data.parquet").write_bytes(b"x")
+    staging = make_staging(target)
+    assert staging.name.startswith(f".nc.{HOST}.{os.getpid()}.") and staging.name.endswith(".staging")
+    assert {name for name, folder in leftovers.items() if folder.exists()} == {"live", "other target", "other host",
+                                                                                "not ours"}

@@ -15,7 +15,8 @@ from pathlib import Path
 import pytest
 
 from convbench_datasets.errors import ChecksumError, MissingSourceError, SourceError
-from convbench_datasets.sources import _HOST, DEAD_WRITER_IDLE_S, STALE_AFTER_S, SourceFile, fetch
+from convbench_datasets.processes import HOST as _HOST
+from convbench_datasets.sources import DEAD_WRITER_IDLE_S, STALE_AFTER_S, SourceFile, fetch
 
 PAYLOAD = b"line one\nline two\n" * 1000
 PAYLOAD_SHA = hashlib.sha256(PAYLOAD).hexdigest()

@@ -43,11 +43,11 @@ from ..runner.backends import Backend, Generation, GenerationParams
 from ..runner.cache import ResponseCache
 from ..runner.run_folder import RunResult
 from ..runner.session import Session
+from ..scoring.ncbench_action import judge_row, score_actions
 from .judge_output import ParsedJudgement
-from .judge_prompt import JudgeTemplate, TemplateChoice, judge_messages, resolve_template, template_name
+from .judge_prompt import TemplateChoice, judge_messages, resolve_template, template_name
 from .patterns import pattern_table
 from .released_prompt import ReleasedPrompt
-from ..scoring.ncbench_action import judge_row, score_actions
 
 CONFIGS = ("basic", "rag", "complex_request", "all")
 # --rules picks the acceptable labels and how judge text is read: the paper's with convbench's lenient
