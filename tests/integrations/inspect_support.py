@@ -4,6 +4,7 @@ convbench's runner (a Backend) alike, so that both score exactly the same answer
 from __future__ import annotations
 
 import logging
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -15,16 +16,19 @@ from tests.support.scripted import Answer, Cut, ScriptedBackend, pick  # noqa: F
 
 
 
-def inspect_model(answer: Answer, name: str = "mockllm/model", cut: Cut | None = None) -> Model:
-    """inspect's mockllm answering with ``answer(messages)``, stopped by the token limit where ``cut`` says.
-    Token usage is given, so that mockllm does not count tokens with tiktoken, which downloads its
-    encoding (no network in tests)."""
+def inspect_model(answer: Answer, name: str = "mockllm/model", cut: Cut | None = None,
+                  stop: Callable[[list[dict[str, str]]], str | None] | None = None) -> Model:
+    """inspect's mockllm answering with ``answer(messages)``, stopped by the token limit where ``cut`` says,
+    or for the reason ``stop(messages)`` gives (an inspect stop reason: ``content_filter``...) where it
+    gives one. Token usage is given, so that mockllm does not count tokens with tiktoken, which
+    downloads its encoding (no network in tests)."""
 
     def output(messages: list[Any], tools: Any, tool_choice: Any, config: Any) -> ModelOutput:
         plain = [{"role": m.role, "content": m.text} for m in messages]
         text = answer(plain)
         stopped = cut is not None and cut(plain, config.max_tokens)
-        result = ModelOutput.from_content(name, text, stop_reason="max_tokens" if stopped else "stop")
+        reason = (stop(plain) if stop is not None else None) or ("max_tokens" if stopped else "stop")
+        result = ModelOutput.from_content(name, text, stop_reason=reason)  # type: ignore[arg-type]
         result.usage = ModelUsage(input_tokens=1, output_tokens=len(text) or 1, total_tokens=(len(text) or 1) + 1)
         return result
 

@@ -18,7 +18,10 @@ pytest.importorskip("inspect_ai", reason="inspect_ai is not installed (pip insta
 pytestmark = pytest.mark.filterwarnings("ignore:The 'initial' parameter is deprecated:DeprecationWarning")
 
 from convbench_datasets.integrations.inspect import cocoeval, import_inspect_log  # noqa: E402
+from convbench_datasets.integrations.inspect._common import NO_OUTPUT  # noqa: E402
 from convbench_datasets.cocoeval.run import run_cocoeval  # noqa: E402
+from convbench_datasets.runner.backends import Generation  # noqa: E402
+from convbench_datasets.runner.backends.openai_compat import reply_error  # noqa: E402
 from tests.integrations.inspect_support import ScriptedBackend, inspect_model, pick, reported, run_inspect  # noqa: E402
 
 CONFIG, LIMIT = "qmsum_committee", 4
@@ -57,6 +60,7 @@ def test_inspect_reports_convbench_numbers(cocoeval_built: Path, tmp_path: Path)
     metrics = reported(log)
     # Expected values: convbench's own run of the same answers (score_records in run_cocoeval).
     assert metrics["n_compared"] == results["n_compared"] and metrics["mismatch"] == results["mismatch"]
+    assert (metrics["n"], metrics["errors"]) == (results["n"], results["errors"]) == (LIMIT, 0)
     for side in ("model", "human"):
         for name, mean in results[f"{side}_mean"].items():
             assert metrics[f"{side}/{name}"] == mean, (side, name)
@@ -96,3 +100,50 @@ def test_bad_task_arguments_are_named(cocoeval_built: Path) -> None:
         cocoeval(turns_per_call=3, dataset=str(cocoeval_built))
     with pytest.raises(ValueError, match="prompt must be one of"):
         cocoeval(prompt="fancy", dataset=str(cocoeval_built))
+
+
+def test_a_reply_that_is_no_answer_is_the_instance_s_error(cocoeval_built: Path, tmp_path: Path) -> None:
+    # A content filter withholds the simulation of some instances and some judgements. convbench's runner gets
+    # the same replies as per-row errors from a backend applying its OpenAI-compatible backend's rule
+    # (reply_error); inspect's mock models give them as replies stopped by the filter.
+    def withheld(messages: list[dict[str, str]]) -> bool:
+        text = messages[0]["content"]
+        return pick(text[:400], "ab") == "a" if "Write the next" in text else pick(text, "abcdefghijkl") == "a"
+
+    def answer(script):  # type: ignore[no-untyped-def]
+        return lambda messages: "" if withheld(messages) else script(messages)
+
+    class Filtered(ScriptedBackend):
+        def generate(self, prompts, params):  # type: ignore[no-untyped-def]
+            for i, generation in super().generate(prompts, params):
+                if withheld(list(prompts[i])):
+                    generation = Generation("", error=reply_error("", "content_filter"), permanent=True)
+                yield i, generation
+
+    stop = lambda messages: "content_filter" if withheld(messages) else None  # noqa: E731
+    log = run_inspect(cocoeval(config=CONFIG, dataset=str(cocoeval_built), n_bootstrap=0),
+                      inspect_model(answer(simulator), stop=stop), tmp_path / "logs",
+                      grader=inspect_model(answer(judge), "mockllm/judge", stop=stop), limit=LIMIT)
+    run = run_cocoeval(model=Filtered(simulator), judge=Filtered(judge, "judge"), out=tmp_path / "run", config=CONFIG,
+                       limit=LIMIT, dataset=cocoeval_built, cache=tmp_path / "c.sqlite", n_bootstrap=0, progress=False)
+    errors = [r["error"] for r in run.records if r["error"]]
+    assert any(e.startswith("simulation: content filter") for e in errors)
+    assert 0 < run.results["errors"] < LIMIT, errors
+    metrics = reported(log)
+    assert (metrics["n"], metrics["n_compared"], metrics["errors"]) == (
+        run.results["n"], run.results["n_compared"], run.results["errors"])
+    imported = import_inspect_log(log, tmp_path / "imported")
+    assert imported.records == run.records
+
+
+def test_a_sample_stopped_by_a_limit_is_an_error(cocoeval_built: Path, tmp_path: Path) -> None:
+    # A token limit of 1 stops each simulation after its first reply: no continuation, nothing judged; each
+    # instance is an error (the scorer used to raise, failing the whole evaluation).
+    log = run_inspect(cocoeval(config=CONFIG, dataset=str(cocoeval_built), n_bootstrap=0), inspect_model(simulator),
+                      tmp_path / "logs", grader=inspect_model(judge, "mockllm/judge"), limit=2, token_limit=1)
+    assert all(s.limit is not None and s.limit.type == "token" for s in log.samples)
+    assert {s.scores["cocoeval_judge"].metadata["record"]["error"] for s in log.samples} == {NO_OUTPUT}
+    assert reported(log) == {"n": 2, "n_compared": 0, "errors": 2}
+    imported = import_inspect_log(log, tmp_path / "imported")
+    assert [r["error"] for r in imported.records] == ["inspect: token limit (1)"] * 2
+    assert (imported.results["errors"], imported.results["n_compared"]) == (2, 0)

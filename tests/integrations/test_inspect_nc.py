@@ -19,10 +19,14 @@ pytestmark = pytest.mark.filterwarnings("ignore:The 'initial' parameter is depre
 from inspect_ai.log import EvalLog  # noqa: E402
 
 from convbench_datasets.cli import main  # noqa: E402
+from convbench_datasets.errors import ConvbenchError  # noqa: E402
 from convbench_datasets.integrations.inspect import import_inspect_log, nc  # noqa: E402
+from convbench_datasets.integrations.inspect._common import NO_OUTPUT  # noqa: E402
 from convbench_datasets import run_nc  # noqa: E402
 from convbench_datasets.runner.backends import Generation  # noqa: E402
+from convbench_datasets.runner.backends.openai_compat import OpenAICompatBackend, RetryPolicy  # noqa: E402
 from tests.integrations.inspect_support import ScriptedBackend, inspect_model, pick, reported, run_inspect  # noqa: E402
+from tests.support.openai_server import affected, label_for, openai_server  # noqa: E402
 
 # Model turns: the previous AGENT turn again (a repeat), or canned turns, one of them two lines long.
 TURNS = ["REPEAT", "Sure, here it is.", "Could you say that again?", "Okay.\nAnything else?"]
@@ -31,6 +35,7 @@ TURNS = ["REPEAT", "Sure, here it is.", "Could you say that again?", "Okay.\nAny
 JUDGE_ANSWERS = ["Repeat", "Answer", "answer", "Definition", "Silence, Other", "PreClosing, Acknowledgment",
                  "pre-closing", "Paraphrase\nExample", "I cannot tell.", "Other", "Example", "DetailRequest"]
 LIMIT = 60  # rows of the basic config for the tests beyond the full comparison (ids 0-59: the first 60)
+FAST = RetryPolicy(max_retries=1, base_delay=0.01, max_delay=0.02)
 
 
 def model_turn(messages: list[dict[str, str]]) -> str:
@@ -66,8 +71,9 @@ def test_inspect_reports_convbench_numbers(both_all: tuple[EvalLog, Any]) -> Non
         assert metrics[set_name] == accuracy
     cells = {f"{s}/{p}": acc for s, patterns in run.results["per_set_pattern"].items() for p, acc in patterns.items()}
     assert {name: metrics[name] for name in cells} == cells
-    assert set(metrics) == {"accuracy", "unparsed", *run.results["per_set"], *cells}
-    assert len(log.samples) == run.results["n"] == 720
+    assert set(metrics) == {"accuracy", "unparsed", "n", "errors", *run.results["per_set"], *cells}
+    assert len(log.samples) == metrics["n"] == run.results["n"] == 720
+    assert metrics["errors"] == run.results["errors"] == 0
     # The script is no constant: some rows pass and some fail, in every set.
     assert 0 < run.results["accuracy"] < 100 and all(0 < a < 100 for a in run.results["per_set"].values())
 
@@ -105,6 +111,7 @@ def test_import_gives_the_run_convbench_writes(both_all: tuple[EvalLog, Any], tm
         assert signature[key] == theirs[key], key
     assert signature["model"] == "mockllm/model" and signature["judge"] == "mockllm/judge"
     assert signature["harness"]["name"] == "inspect_ai" and signature["harness"]["epoch"] == 1
+    assert signature["limit"] is None and signature["limit"] == theirs["limit"]  # every row of the config
 
 
 def test_imported_run_scores_reports_and_compares(both_all: tuple[EvalLog, Any], tmp_path: Path,
@@ -188,8 +195,9 @@ def test_a_failed_sample_is_a_counted_error_in_the_imported_run(nc_built: Path, 
     assert imported.results["errors"] == run.results["errors"] == len(errored)
     assert imported.results["accuracy"] == run.results["accuracy"]
     assert imported.results["per_set_pattern"] == run.results["per_set_pattern"]
-    # inspect's metric leaves errored samples out; convbench counts them as failures
+    # inspect's metric leaves errored samples out (its n says how many it scored); convbench counts them as failures
     assert reported(log)["accuracy"] >= imported.results["accuracy"]
+    assert reported(log)["n"] == LIMIT - len(errored) and reported(log)["errors"] == 0
 
 
 def test_epochs_are_scored_each_then_averaged(both_all: tuple[EvalLog, Any], nc_built: Path, tmp_path: Path) -> None:
@@ -232,3 +240,82 @@ def test_bad_task_arguments_are_named(nc_built: Path) -> None:
         nc(rules="exact", dataset=str(nc_built))
     with pytest.raises(ValueError, match="fill_request_details applies to the released judge prompt only"):
         nc(template="convbench", fill_request_details=True, dataset=str(nc_built))
+
+
+def test_a_reply_that_is_no_answer_is_an_error_as_in_convbench_run(nc_built: Path, tmp_path: Path) -> None:
+    # The reviewer's case (/tmp/rv/emptycut.py). convbench's runner, through its OpenAI-compatible backend and the
+    # test server, gets these replies: the model's, for the rows the server's faults hit (affected()), empty and
+    # cut at the token limit; the judge's, for the judge prompts they hit, withheld by a content filter; else
+    # the server's label_for() text. inspect's mock models give the same replies.
+    def served(messages: list[dict[str, str]]) -> str:
+        return "" if affected(messages) else label_for(messages)
+
+    model = inspect_model(served, stop=lambda m: "max_tokens" if affected(m) else None)
+    judge = inspect_model(served, "mockllm/judge", stop=lambda m: "content_filter" if affected(m) else None)
+    log = run_inspect(nc(config="basic", dataset=str(nc_built)), model, tmp_path / "logs", grader=judge, limit=LIMIT)
+    with openai_server() as (url, _):
+        run = run_nc(model=OpenAICompatBackend("blank-length", base_url=url, retry=FAST),
+                     judge=OpenAICompatBackend("filtered", base_url=url, retry=FAST), out=tmp_path / "run",
+                     config="basic", limit=LIMIT, dataset=nc_built, cache=tmp_path / "c.sqlite", progress=False)
+    errors = [r["error"] for r in run.records if r["error"]]
+    assert any(e.startswith("model: ") for e in errors) and any(e.startswith("judge: ") for e in errors)
+    assert 0 < run.results["accuracy"] < 100
+    metrics = reported(log)
+    assert metrics["accuracy"] == run.results["accuracy"] and metrics["basic"] == run.results["per_set"]["basic"]
+    assert metrics["errors"] == run.results["errors"] == len(errors) and metrics["unparsed"] == run.results["unparsed"]
+    scored = {s.id: s.scores["ncbench_judge"] for s in log.samples}
+    assert {f"basic/{r['id']}" for r in run.records if r["error"]} == {i for i, s in scored.items() if s.metadata["error"]}
+    # a row whose model reply is no answer is not judged (as convbench run)
+    assert all(s.metadata["judge_output"] == "" and s.value == "I" for s in scored.values()
+               if (s.metadata["error"] or "").startswith("model: "))
+    imported = import_inspect_log(log, tmp_path / "imported")
+    for key in ("accuracy", "per_set_pattern", "errors", "unparsed", "passed", "n"):
+        assert imported.results[key] == run.results[key], key
+    assert [bool(r["error"]) for r in imported.records] == [bool(r["error"]) for r in run.records]
+    # a log whose scorer did not record these errors (convbench before it did): the importer applies the rule
+    for sample in log.samples:
+        for key in ("error", "model_error", "judge_error"):
+            del sample.scores["ncbench_judge"].metadata[key]
+    older = import_inspect_log(log, tmp_path / "older")
+    assert [r["error"] for r in older.records] == [r["error"] for r in imported.records]
+    assert older.results["accuracy"] == run.results["accuracy"] and older.results["errors"] == run.results["errors"]
+
+
+def test_a_sample_stopped_by_a_limit_is_an_error(nc_built: Path, tmp_path: Path) -> None:
+    # The reviewer's case (/tmp/rv/limit.py): a message limit of 2 stops every sample (each transcript has
+    # more messages) before the model answers. Each row is an error, not judged: accuracy 0, 10 errors.
+    asked: list[str] = []
+    log = run_inspect(nc(config="basic", dataset=str(nc_built)), inspect_model(lambda m: asked.append("") or "Sure."),
+                      tmp_path / "logs", grader=inspect_model(lambda m: asked.append("judge") or "Answer", "mockllm/judge"),
+                      limit=10, message_limit=2)
+    assert asked == [] and all(s.limit is not None and s.limit.type == "message" for s in log.samples)
+    assert {s.scores["ncbench_judge"].metadata["error"] for s in log.samples} == {f"model: {NO_OUTPUT}"}
+    metrics = reported(log)
+    assert (metrics["accuracy"], metrics["errors"], metrics["n"], metrics["unparsed"]) == (0.0, 10, 10, 0)
+    imported = import_inspect_log(log, tmp_path / "imported")
+    assert {r["error"] for r in imported.records} == {"model: inspect: message limit (2)"}
+    assert (imported.results["errors"], imported.results["accuracy"], imported.results["unparsed"]) == (10, 0.0, 0)
+    assert all(r["labels"] == [] and r["response"] == "" for r in imported.records)
+
+
+def test_only_a_prefix_of_the_config_is_imported(nc_built: Path, tmp_path: Path) -> None:
+    # A run folder holds a config or its first N rows (signature limit N); other choices of rows are refused.
+    model, judge = inspect_model(model_turn), inspect_model(judge_answer, "mockllm/judge")
+    first = run_inspect(nc(config="basic", dataset=str(nc_built)), model, tmp_path / "l1", grader=judge, limit=3)
+    imported = import_inspect_log(first, tmp_path / "first")
+    assert imported.results["signature"]["limit"] == 3 and imported.results["row_ids"] == ["basic/0", "basic/1", "basic/2"]
+    # the first three, chosen by id in another order: the same prefix
+    by_id = run_inspect(nc(config="basic", dataset=str(nc_built)), model, tmp_path / "l2", grader=judge,
+                        sample_id=["basic/2", "basic/0", "basic/1"])
+    assert import_inspect_log(by_id, tmp_path / "by_id").results["signature"]["limit"] == 3
+    subsets = {
+        "sample_id": {"sample_id": ["basic/5", "basic/17", "basic/40"]},  # the reviewer's /tmp/rv/imp.py cases
+        "shuffled": {"limit": 3, "sample_shuffle": 7},
+        "range": {"limit": (5, 8)},
+    }
+    for name, options in subsets.items():
+        log = run_inspect(nc(config="basic", dataset=str(nc_built)), model, tmp_path / name, grader=judge, **options)
+        with pytest.raises(ConvbenchError, match=r"holds 3 samples that are not the dataset's first 3 rows \(it has "
+                                                 r".*and lacks basic/\d+.*--sample-id, --sample-shuffle or a range limit"):
+            import_inspect_log(log, tmp_path / f"{name}-imported")
+        assert not (tmp_path / f"{name}-imported").exists()

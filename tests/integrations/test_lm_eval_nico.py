@@ -16,6 +16,7 @@ from convbench_datasets.errors import ConvbenchError  # noqa: E402
 from convbench_datasets import run_nico  # noqa: E402
 from convbench_datasets.scoring.inputs import MAX_TEXT_CHARS  # noqa: E402
 from convbench_datasets.scoring.nico_generation import score_generation  # noqa: E402
+from tests.integrations.conftest import NONE_LINE, NONE_LINE_ROW, quote_none_line  # noqa: E402
 from tests.integrations.lm_eval_support import ScriptedBackend, ScriptedLM, pick, reported, run_lm_eval  # noqa: E402
 from tests.support.scripted import GENERATION_KEYS, IDENTIFY_KEYS, TURNS, nico_finder, nico_turn  # noqa: E402
 
@@ -127,3 +128,36 @@ def test_a_misspelt_option_is_an_error(nico_built: Path) -> None:
     results = run_lm_eval(["convbench_nico_open_domain"], ScriptedLM(turn),
                           metadata={"convbench_dataset": str(nico_built), "convbench_split": "train", "tokenizer": "x"})
     assert results["results"]["convbench_nico_open_domain"]["sample_len"] == 18
+
+
+def test_an_identification_answer_is_read_knowing_the_dialogue(nico_none_line: Path, tmp_path: Path) -> None:
+    # The reviewer's case (/tmp/rv/identify_eq.py): the model quotes a dialogue line that, read alone, says "none"
+    # (都很自然。); convbench's runner reads it knowing the dialogue, as a prediction. Every other answer is 无.
+    name = "convbench_nico_identify_unnatural"
+    results = run_lm_eval([name], ScriptedLM(quote_none_line),
+                          metadata={"convbench_dataset": str(nico_none_line), "convbench_split": "train"})
+    run = _run("identify_unnatural", quote_none_line, nico_none_line, tmp_path)
+    assert sum(not r["gold"] for r in run.records) == 11 and len(run.records) == 18
+    # Hand-derived: 无 scores P = R = 1 on the 11 clean dialogues of 18, 0 on the others; the quoted line
+    # scores 0 on the clean sample-02: P = R = F1 = 100 * 10/18.
+    assert run.results["f1"] == pytest.approx(1000 / 18, abs=1e-9) and run.results["f1_containing"] == 0.0
+    assert reported(results, name) == {key: run.results[key] for key in IDENTIFY_KEYS}
+    (quoted,) = [s["f1"] for s in results["samples"][name] if s["doc"]["id"] == NONE_LINE_ROW]
+    assert quoted["predicted"] == [NONE_LINE] and NONE_LINE in quoted["dialogue"]
+
+
+def test_an_identification_answer_over_the_line_limits_records_its_error(nico_built: Path, tmp_path: Path) -> None:
+    # The reviewer's case (/tmp/rv/identify_long.py): a line of 2,001 characters is over the metric's per-answer
+    # limit (2,000): the sample's error says so, as convbench run nico records it.
+    def rambling(messages: list[dict[str, str]]) -> str:
+        return "好" * 2001 if "高数笔记" in messages[-1]["content"] else "无"
+
+    name = "convbench_nico_identify_unnatural"
+    results = run_lm_eval([name], ScriptedLM(rambling), metadata={"convbench_dataset": str(nico_built),
+                                                                  "convbench_split": "train"})
+    run = _run("identify_unnatural", rambling, nico_built, tmp_path)
+    errors = [s["f1"]["error"] for s in results["samples"][name]]
+    assert errors == [r["error"] for r in run.records]
+    assert [e for e in errors if e] == ["answer line 1 is 2,001 characters long, over the limit of 2,000: not scored "
+                                        "(counted as a failure)"]
+    assert reported(results, name) == {key: run.results[key] for key in IDENTIFY_KEYS}

@@ -2,7 +2,7 @@
 
 ```bash
 inspect eval convbench/nc --model openai/gpt-4o-mini --model-role grader=openai/gpt-4o -T config=basic
-inspect eval convbench/nico -T task=identify_unnatural -T shots=3 --model openai/gpt-4o-mini
+inspect eval convbench/nico -T task=identify_unnatural -T shots=3 -T dataset=hub/nico --model openai/gpt-4o-mini
 inspect eval convbench/cocoeval -T config=qmsum_committee -T turns_per_call=5 --model M --model-role grader=J
 convbench import-inspect logs/LOG.eval --out runs/x     # a run folder for convbench score / report / compare
 ```

@@ -26,8 +26,11 @@ from inspect_ai.scorer import SampleScore
 from inspect_ai.solver import Generate, Solver, TaskState, solver
 
 from ..._version import __version__
+from ...runner.backends.openai_compat import reply_error
 
 GRADER_ROLE = "grader"
+# the error of a sample scored without any output (inspect scores a sample a limit stopped before its answer)
+NO_OUTPUT = "no output: the sample stopped before the model answered (an inspect message, token, time or working limit)"
 # inspect's stop reasons as convbench's records name them (``length``: cut at the token limit)
 _FINISH_REASONS: dict[str, str | None] = {
     "stop": "stop", "max_tokens": "length", "model_length": "length", "content_filter": "content_filter",
@@ -67,6 +70,25 @@ def finish_reason(output: ModelOutput) -> str | None:
     if not output.choices:
         return None
     return _FINISH_REASONS.get(output.choices[0].stop_reason, output.choices[0].stop_reason)
+
+
+def output_error(output: ModelOutput) -> str | None:
+    """Why a model's output is no answer (the row's error, as ``convbench run`` records one), or None: there
+    is none (``NO_OUTPUT``: a limit stopped the sample first), or by the runner's rule for replies
+    (``reply_error``: withheld by a content filter, or empty and cut at the token limit). Such a row is
+    not judged; it fails like a per-row error of ``convbench run``.
+
+    Example:
+        >>> output_error(ModelOutput.from_content("m", "", stop_reason="max_tokens"))[:40]
+        'reply is empty, cut at the token limit ('
+        >>> output_error(ModelOutput.from_content("m", "Sure, here", stop_reason="max_tokens")) is None
+        True
+        >>> output_error(ModelOutput(model="m")) == NO_OUTPUT
+        True
+    """
+    if output.empty:
+        return NO_OUTPUT
+    return reply_error(output.completion, finish_reason(output))
 
 
 def grader(task: str) -> Model:

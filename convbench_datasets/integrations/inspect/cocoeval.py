@@ -9,7 +9,11 @@ the simulated and the human continuation alike, which turns show each behaviour 
 ratings (``judge_prompt``, ``parse_behaviours``, ``parse_overall``, with the same repair round), and
 keeps the run's record (``_record``). The metric is ``score_records`` over the epoch's instances: per
 behaviour type the mean frequency in simulated and human continuations, the mismatch, the mean
-ratings, and how many instances were compared.
+ratings, how many instances were scored (``n``) and compared (``n_compared``), and ``errors``.
+
+A reply that is no answer (``output_error``: withheld by a content filter, or empty and cut at the
+token limit) is the instance's error, as a per-row error of ``convbench run cocoeval`` (simulation or
+judge); so is a sample an inspect limit stopped before its simulation finished (it is not judged).
 """
 
 from __future__ import annotations
@@ -52,12 +56,14 @@ from ...cocoeval.run import (
     simulation_token_limit,
 )
 from ._common import (
+    NO_OUTPUT,
     chat_messages,
     finish_reason,
     grader,
     greedy,
     judge_roles,
     mean_over_epochs,
+    output_error,
     require_grader,
     task_metadata,
 )
@@ -174,19 +180,27 @@ def cocoeval_simulate(turns_per_call: int = 5, prompt: str = "vanilla", taxonomy
 async def _simulate(model: Model, simulation: InstanceSimulation, config: GenerateConfig) -> dict[str, Any]:
     """Drive one instance's state machine with this sample's model; the result has the shape
     ``cocoeval.run.simulate`` gives each row. A cut retry gets the state machine's larger limit. A failed
-    call raises (inspect retries and fails the sample), so no per-row error is passed on."""
+    call raises (inspect retries and fails the sample); a reply that is no answer (``output_error``) is
+    the instance's per-row error, as the runner's backend makes it."""
     while (request := simulation.next_request()) is not None:
         reply = await model.generate(chat_messages(request.messages),
                                      config=config.merge(GenerateConfig(max_tokens=request.max_new_tokens)))
-        simulation.take(reply.completion, finish_reason(reply))
+        simulation.take(reply.completion, finish_reason(reply), output_error(reply))
     return simulation.result()
+
+
+def failed_simulation(error: str) -> dict[str, Any]:
+    """The simulation outcome of an instance that has none (``error``), in ``cocoeval.run.simulate``'s shape."""
+    return {"turns": [], "problems": [], "complete": False, "replies": [], "finish_reasons": [], "persisting": 0,
+            "error": error, "cut": 0, "cut_failure": None}
 
 
 @metric(scores="unreduced")
 def behavior_frequency() -> Metric:
     """``score_records`` over each epoch's instances: ``model/<type>`` and ``human/<type>`` mean
-    frequencies, ``mismatch``, ``model/<scale>`` and ``human/<scale>`` mean ratings, ``n_compared``,
-    averaged over epochs. Taxonomy, bootstrap and seed are the ones the scorer recorded."""
+    frequencies, ``mismatch``, ``model/<scale>`` and ``human/<scale>`` mean ratings, ``n`` (instances
+    scored), ``n_compared`` and ``errors``, averaged over epochs. Taxonomy, bootstrap and seed are the ones
+    the scorer recorded."""
 
     def compute(scores: list[SampleScore]) -> dict[str, float | None]:
         return mean_over_epochs(scores, _epoch_scores)
@@ -199,7 +213,8 @@ def _epoch_scores(scores: list[SampleScore]) -> dict[str, float | None]:
     options = scored[0]["options"]
     results = score_records([m["record"] for m in scored], options["taxonomy"], options["n_bootstrap"],
                             options["seed"], options["taxonomy_groups"])
-    flat: dict[str, float | None] = {"n_compared": results["n_compared"]}
+    flat: dict[str, float | None] = {"n": results["n"], "n_compared": results["n_compared"],
+                                     "errors": results["errors"]}
     if results["n_compared"]:
         for side in SIDES:
             flat.update({f"{side}/{name}": value for name, value in results[f"{side}_mean"].items()})
@@ -224,6 +239,10 @@ def cocoeval_judge(taxonomy: str | None = None, max_tokens: int = 1024, max_repa
     async def score(state: TaskState, target: Target) -> Score:
         row = state.metadata
         simulation = state.store.get(SIMULATION_STORE_KEY)
+        if simulation is None and state.output.empty:  # an inspect limit stopped the sample before its end
+            record = _record(dict(row), failed_simulation(NO_OUTPUT), {})
+            return Score(value={side: None for side in SIDES}, answer="", explanation=_explanation(record),
+                         metadata={"epoch": state.epoch, "record": record, "options": options})
         if simulation is None:
             raise ValueError("cocoeval_judge scores the continuation cocoeval_simulate writes; use that solver")
         judge = grader("convbench/cocoeval")
@@ -245,11 +264,15 @@ def cocoeval_judge(taxonomy: str | None = None, max_tokens: int = 1024, max_repa
 
 async def _judge(judge: Model, kind: str, row: Mapping[str, Any], turns: Sequence[Mapping[str, str]],
                  behaviours: Sequence[Behaviour], max_tokens: int, max_repairs: int) -> dict[str, Any]:
-    """One judgement with the runner's repair round: an unusable answer is asked again with its problem."""
+    """One judgement with the runner's repair round: an unusable answer is asked again with its problem;
+    a reply that is no answer (``output_error``) is the judgement's error."""
     problem: str | None = None
     for attempt in range(max_repairs + 1):
         answer = await judge.generate(chat_messages(judge_prompt(kind, row, turns, behaviours, problem)),
                                       config=greedy(max_tokens))
+        error = output_error(answer)
+        if error is not None:  # no answer to repair: the error is the outcome (as the runner's judge_all)
+            return {"raw": None, "parsed": None, "problem": None, "error": error}
         parsed, problem = (parse_behaviours(answer.completion, behaviours, len(turns)) if kind == "behaviours"
                            else parse_overall(answer.completion))
         if parsed is not None or attempt == max_repairs:

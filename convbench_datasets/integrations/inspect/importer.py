@@ -9,8 +9,17 @@ imported). ``convbench score``, ``report`` (with the paper's reference tables) a
 work on it as on any run.
 
 One epoch becomes one run (``epoch``, default 1). A sample inspect could not finish (its ``error``)
-becomes a row with ``error``: it fails and is counted, as a per-row error of ``convbench run`` is;
-inspect's own metrics leave such samples out. A log whose evaluation did not finish is refused.
+or stopped at one of its limits (``inspect: message limit (N)``, token, time, working...) becomes a row
+with ``error``: it fails and is counted, as a per-row error of ``convbench run`` is; so does a reply
+that is no answer by the runner's rule (``reply_error``: withheld by a content filter, or empty and cut
+at the token limit), for logs whose scorer did not record it. inspect's own metrics leave samples
+with an ``error`` out (their ``n`` says how many they scored). A log whose evaluation did not finish is
+refused.
+
+A run folder holds a whole split (or config) or its first N rows (``limit``): a log of other
+samples (``--sample-id``, ``--limit`` with ``--sample-shuffle``, a range ``--limit A-B``) is refused,
+naming the rows it has and those expected. identify_unnatural records keep the dialogue, so that
+re-scoring reads each answer as the scorer did.
 """
 
 from __future__ import annotations
@@ -26,6 +35,7 @@ from inspect_ai.scorer import Score
 from ..._version import __version__
 from ...errors import ConvbenchError
 from ...runner.backends import Generation
+from ...runner.backends.openai_compat import reply_error
 from ...runner.run_folder import RunResult, row_id, run_lock, write_folder
 from ._common import GRADER_ROLE
 
@@ -60,10 +70,11 @@ def import_inspect_log(log: str | os.PathLike[str] | EvalLog, out: str | os.Path
         raise ConvbenchError(f"{where}: no samples of epoch {epoch} (the log holds epochs {epochs or 'none'})")
     benchmark = settings["benchmark"]
     samples = _in_dataset_order(samples, settings.get("row_ids"), where)
+    limit = _limit(samples, settings, where, epoch)
     records = _RECORDS[benchmark](samples, settings)
     folder = Path(out)
     _check_out(folder)
-    signature = _signature(eval_log, settings, samples, where, epoch)
+    signature = _signature(eval_log, settings, samples, where, epoch, limit)
     declared = {"signature": signature, "stats": _stats(eval_log), "row_ids": [row_id(r) for r in records],
                 **_bertscore(records, settings)}
     with run_lock(folder):
@@ -114,6 +125,42 @@ def _in_dataset_order(samples: list[EvalSample], row_ids: Sequence[str] | None, 
     return sorted(samples, key=lambda s: position[str(s.id)])
 
 
+def _limit(samples: list[EvalSample], settings: Mapping[str, Any], where: str, epoch: int) -> int | None:
+    """The run's ``limit``: None for all the dataset's rows, N for its first N; any other choice of rows is refused.
+
+    A run folder is a split (config) or its first N rows: that is what its ``limit``, ``rows`` and
+    ``dataset_fingerprint`` say, and what ``convbench report`` and ``compare`` read them as.
+    """
+    ids = [str(s.id) for s in samples]  # in the dataset's order
+    row_ids = [str(i) for i in settings.get("row_ids") or []]
+    total = settings.get("rows")
+    if not row_ids:  # a log that does not list the dataset's rows: only the whole dataset can be told
+        if len(ids) == total:
+            return None
+        raise ConvbenchError(f"{where}: epoch {epoch} has {len(ids)} samples, but the dataset has {total} rows and "
+                             "the log does not list them, so the rows imported cannot be checked; import a log "
+                             "of the whole dataset")
+    if ids == row_ids:
+        return None
+    expected = row_ids[: len(ids)]
+    if ids == expected:
+        return len(ids)
+    wanted, imported = set(expected), set(ids)
+    extra = [i for i in ids if i not in wanted]
+    missing = [i for i in expected if i not in imported]
+    raise ConvbenchError(
+        f"{where}: epoch {epoch} holds {len(ids)} samples that are not the dataset's first {len(ids)} rows "
+        f"(it has {_some(extra)}, which are not among them, and lacks {_some(missing)}); a run folder holds "
+        f"all {len(row_ids)} rows or the first N: import a log of `inspect eval ... --limit N` without "
+        "--sample-id, --sample-shuffle or a range limit")
+
+
+def _some(ids: Sequence[str], shown: int = 5) -> str:
+    """Up to ``shown`` ids, and how many more."""
+    more = f" and {len(ids) - shown} more" if len(ids) > shown else ""
+    return ", ".join(ids[:shown]) + more
+
+
 def _score(sample: EvalSample, key: str) -> Score | None:
     """The sample's convbench score (the one whose metadata has ``key``), or None when it has none."""
     for score in (sample.scores or {}).values():
@@ -122,9 +169,22 @@ def _score(sample: EvalSample, key: str) -> Score | None:
     return None
 
 
+def _stopped(sample: EvalSample) -> str | None:
+    """The row's error when inspect did not let the sample finish: its ``error``, or one of its limits."""
+    if sample.error is not None:
+        message = sample.error.message.strip()
+        return f"inspect: {message.splitlines()[0] if message else 'sample failed'}"
+    if sample.limit is not None:
+        return f"inspect: {sample.limit.type} limit ({sample.limit.limit:g})"
+    return None
+
+
 def _failure(sample: EvalSample) -> str:
-    message = sample.error.message if sample.error is not None else "no convbench score"
-    return f"inspect: {message.strip().splitlines()[0] if message.strip() else 'sample failed'}"
+    return _stopped(sample) or "inspect: no convbench score"
+
+
+def _output(sample: EvalSample) -> str:
+    return sample.output.completion if sample.output is not None else ""
 
 
 def _nc_records(samples: list[EvalSample], settings: Mapping[str, Any]) -> list[dict[str, Any]]:
@@ -133,51 +193,70 @@ def _nc_records(samples: list[EvalSample], settings: Mapping[str, Any]) -> list[
     records = []
     for sample in samples:
         row, score = dict(sample.metadata), _score(sample, _SCORE_KEYS["nc"])
-        response = sample.output.completion if sample.output is not None else ""
-        if score is None:  # generation or judge failed: the row fails with an error
+        response = _output(sample)
+        if score is None or _stopped(sample):  # stopped, or generation or judge failed: the row fails with an error
             failed = Generation("", error=_failure(sample))
-            gen, jud = (Generation(response), failed) if response else (failed, Generation(""))
+            gen, jud = (Generation(response), failed) if response and sample.limit is None else (failed, Generation(""))
             records.append(_record(row, gen, jud, None, None, settings["rules"]))  # type: ignore[arg-type]
             continue
         judged = score.metadata or {}
-        gen = Generation(response, completion_tokens=judged.get("completion_tokens") or 0,
-                         finish_reason=judged.get("finish_reason"))
-        jud = Generation(judged["judge_output"], finish_reason=judged.get("judge_finish_reason"))
+        finish, judge_finish = judged.get("finish_reason"), judged.get("judge_finish_reason")
+        # the scorer's errors; for logs whose scorer did not check replies, the runner's rule
+        model_error = judged["model_error"] if "model_error" in judged else reply_error(response, finish)
+        judge_error = (judged["judge_error"] if "judge_error" in judged
+                       else reply_error(judged["judge_output"], judge_finish))
+        gen = Generation(response, completion_tokens=judged.get("completion_tokens") or 0, finish_reason=finish,
+                         error=model_error)
+        jud = Generation(judged["judge_output"], finish_reason=judge_finish, error=None if model_error else judge_error)
         records.append(_record(row, gen, jud, None, None, settings["rules"]))  # type: ignore[arg-type]
     return records
 
 
 def _nico_records(samples: list[EvalSample], settings: Mapping[str, Any]) -> list[dict[str, Any]]:
+    """Records as ``convbench run nico`` writes them; identify_unnatural's per-row reading and scores are
+    ``score_identify``'s over the imported rows, knowing each dialogue (as the runner's)."""
+    from ...nico.run import dialogue_turns, score_identify
+
     records = []
     identify = settings["task"] == "identify_unnatural"
     for sample in samples:
         row, score = sample.metadata, _score(sample, _SCORE_KEYS["nico"])
         scored = (score.metadata or {}) if score is not None else {}
-        error = scored.get("error") if score is not None else _failure(sample)
+        response, finish = scored.get("response", ""), scored.get("finish_reason")
+        if score is None or _stopped(sample):
+            error = _failure(sample)
+        else:  # the scorer's error; for logs whose scorer did not check replies, the runner's rule
+            error = scored.get("error") or reply_error(response, finish)
         record: dict[str, Any] = {"id": row["id"], "dialogue_id": row["dialogue_id"],
-                                  "interaction_type": row["interaction_type"], "response": scored.get("response", "")}
+                                  "interaction_type": row["interaction_type"], "response": response}
         if identify:
-            record.update(predicted=scored.get("predicted", []), gold=list(row["unnatural_sentences"]),
-                          precision=scored.get("precision", 0.0), recall=scored.get("recall", 0.0))
+            record.update(predicted=[], gold=list(row["unnatural_sentences"]), dialogue=dialogue_turns(row),
+                          precision=0.0, recall=0.0)
         else:
-            record.update(turn=scored.get("turn", ""), reference=row["reference"])
-        record.update(cache_hit=None, finish_reason=scored.get("finish_reason"), error=error)
+            record.update(turn="" if error else scored.get("turn", ""), reference=row["reference"])
+        record.update(cache_hit=None, finish_reason=finish, error=error)
         records.append(record)
+    if identify and records:
+        _, rows = score_identify([r["response"] for r in records], [r["gold"] for r in records],
+                                 [r["error"] is not None for r in records], [r["dialogue"] for r in records])
+        for record, scored_row in zip(records, rows):
+            record.update(predicted=scored_row["predicted"], precision=scored_row["precision"],
+                          recall=scored_row["recall"])
     return records
 
 
 def _cocoeval_records(samples: list[EvalSample], settings: Mapping[str, Any]) -> list[dict[str, Any]]:
     from ...cocoeval.run import _record
 
+    from .cocoeval import failed_simulation
+
     records = []
     for sample in samples:
         score = _score(sample, _SCORE_KEYS["cocoeval"])
-        if score is not None:
+        if score is not None and not _stopped(sample):
             records.append(dict((score.metadata or {})["record"]))
             continue
-        failed = {"turns": [], "problems": [], "complete": False, "replies": [], "finish_reasons": [], "persisting": 0,
-                  "error": _failure(sample), "cut": 0, "cut_failure": None}
-        records.append(_record(dict(sample.metadata), failed, {}))
+        records.append(_record(dict(sample.metadata), failed_simulation(_failure(sample)), {}))
     return records
 
 
@@ -187,7 +266,7 @@ _RECORDS: dict[str, Callable[[list[EvalSample], Mapping[str, Any]], list[dict[st
 
 
 def _signature(eval_log: EvalLog, settings: Mapping[str, Any], samples: list[EvalSample], where: str,
-               epoch: int) -> dict[str, Any]:
+               epoch: int, limit: int | None) -> dict[str, Any]:
     from ...runner.run_folder import dataset_fingerprint
 
     spec = eval_log.eval
@@ -197,7 +276,7 @@ def _signature(eval_log: EvalLog, settings: Mapping[str, Any], samples: list[Eva
     signature: dict[str, Any] = {
         "convbench_version": __version__, "benchmark": settings["benchmark"],
         **{key: value for key, value in settings.items() if key not in _NOT_SIGNATURE and key != "benchmark"},
-        "limit": spec.config.limit if isinstance(spec.config.limit, int) else None,
+        "limit": limit,
         "rows": len(samples), "dataset_rows": settings.get("rows"),
         "dataset_fingerprint": dataset_fingerprint([dict(s.metadata) for s in samples]),
         "model": spec.model, "model_identity": {"kind": "inspect", "model": spec.model, "base_url": spec.model_base_url},

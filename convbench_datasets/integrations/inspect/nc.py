@@ -6,7 +6,14 @@ the grader with convbench's judge prompt (``judge_messages``: the released wordi
 reads the answer with convbench's parser and applies the pass rule of the chosen ``rules``
 (``judge_row``: ``paper`` or ``released_script``). The metric is convbench's ``score_actions`` over
 the epoch's samples: overall accuracy (row-weighted over patterns), per set, per set and pattern,
-and the count of unparsed judge answers, in percent like the paper's tables.
+in percent like the paper's tables, and counts: ``n`` samples scored, ``unparsed`` judge answers,
+``errors``.
+
+As in ``convbench run nc``, a reply that is no answer is the row's error (``output_error``: no
+output at all, as when an inspect limit stopped the sample; withheld by a content filter; empty and cut
+at the token limit): the row is not judged, fails and is counted in ``errors``; a judge reply that is
+no answer is the row's error in the same way. A sample inspect itself could not finish (its ``error``,
+with ``--no-fail-on-error``) has no score and is not in ``n``.
 """
 
 from __future__ import annotations
@@ -32,6 +39,7 @@ from ._common import (
     greedy,
     judge_roles,
     mean_over_epochs,
+    output_error,
     require_grader,
     task_metadata,
 )
@@ -104,7 +112,8 @@ def nc(
 @metric(scores="unreduced")
 def ncbench_action() -> Metric:
     """convbench's ``score_actions`` over each epoch's samples: ``accuracy`` (row-weighted over patterns),
-    one entry per set, one per ``set/pattern``, and ``unparsed`` (a count), averaged over epochs."""
+    one entry per set, one per ``set/pattern``, and counts (``n`` samples scored, ``unparsed``, ``errors``:
+    rows that failed without a judgement), averaged over epochs."""
 
     def compute(scores: list[SampleScore]) -> dict[str, float | None]:
         return mean_over_epochs(scores, _epoch_scores)
@@ -118,14 +127,15 @@ def _epoch_scores(scores: list[SampleScore]) -> dict[str, float | int | None]:
     parsing = {j.get("parsing", "convbench") for j in judged}
     if len(parsing) != 1:
         raise ValueError(f"the scores mix judge-answer readings {sorted(parsing)}: score one reading at a time")
+    failed = [j.get("error") is not None for j in judged]  # scores of logs made before errors were recorded: none
     result = score_actions([j["judge_output"] for j in judged], [j["acceptable_labels"] for j in judged],
                            patterns=[r["pattern"] for r in rows], sets=[r["set"] for r in rows],
-                           label_sets=[r["label_set"] for r in rows], parsing=parsing.pop())
+                           label_sets=[r["label_set"] for r in rows], errors=failed, parsing=parsing.pop())
     flat: dict[str, float | int | None] = {"accuracy": result["accuracy"]}
     flat.update(result["per_set"])
     for set_name, patterns in result["per_set_pattern"].items():
         flat.update({f"{set_name}/{pattern}": accuracy for pattern, accuracy in patterns.items()})
-    flat["unparsed"] = result["unparsed"]
+    flat.update(n=result["n"], unparsed=result["unparsed"], errors=sum(failed))
     return flat
 
 
@@ -140,7 +150,9 @@ def ncbench_judge(
     """Judge the model's turn with convbench's judge prompt, parser and pass rule.
 
     The score is ``C`` (pass) or ``I``; its explanation shows the judge's raw answer and the labels
-    read from it, its metadata everything ``convbench import-inspect`` needs for a run folder.
+    read from it, its metadata everything ``convbench import-inspect`` needs for a run folder. A model
+    reply that is no answer (``output_error``) is not judged: the row fails with ``error`` ``model: ...``;
+    a judge reply that is none fails it with ``judge: ...`` (as ``convbench run nc`` records them).
     """
     wording: TemplateChoice = resolve_template(template, sources=sources)
     parsing = PARSING_OF_RULES[rules]
@@ -149,22 +161,34 @@ def ncbench_judge(
     async def score(state: TaskState, target: Target) -> Score:
         row = state.metadata
         response = state.output.completion
-        prompt = judge_messages(row, response, template=wording, fill_request_details=fill_request_details)
-        judged = await grader("convbench/nc").generate(chat_messages(prompt), config=greedy(max_tokens))
         acceptable = list(table.acceptable_labels(row["set"], row["task"], rules))  # type: ignore[arg-type]
-        parsed, passed = judge_row(judged.completion, acceptable, row["label_set"], parsing)
+        model_error, judge_error = output_error(state.output), None
+        judge_output, judge_finish = "", None
+        if model_error is None:  # a reply that is no answer is not judged (as convbench run)
+            prompt = judge_messages(row, response, template=wording, fill_request_details=fill_request_details)
+            judged = await grader("convbench/nc").generate(chat_messages(prompt), config=greedy(max_tokens))
+            judge_output, judge_finish, judge_error = judged.completion, finish_reason(judged), output_error(judged)
+        error = f"model: {model_error}" if model_error else f"judge: {judge_error}" if judge_error else None
+        if error is None:
+            parsed, passed = judge_row(judge_output, acceptable, row["label_set"], parsing)
+            labels, out_of_set, unrecognised = parsed.labels, parsed.out_of_set, parsed.unrecognised
+            unparsed = parsed.unparsed
+            explanation = _explanation(judge_output, labels, out_of_set, unrecognised, passed, acceptable)
+        else:  # the row fails, counted as an error, not as an unparsed judge answer
+            passed, labels, out_of_set, unrecognised, unparsed = False, (), (), (), False
+            explanation = f"error: {error}\nfail (no judgement)"
         usage = state.output.usage
         return Score(
             value=CORRECT if passed else INCORRECT,
             answer=response,
-            explanation=_explanation(judged.completion, parsed.labels, parsed.out_of_set, parsed.unrecognised,
-                                     passed, acceptable),
+            explanation=explanation,
             metadata={
-                "epoch": state.epoch, "judge_output": judged.completion, "labels": list(parsed.labels),
-                "out_of_set": list(parsed.out_of_set), "unrecognised": list(parsed.unrecognised),
-                "unparsed": parsed.unparsed, "passed": passed, "acceptable_labels": acceptable, "parsing": parsing,
-                "finish_reason": finish_reason(state.output), "judge_finish_reason": finish_reason(judged),
+                "epoch": state.epoch, "judge_output": judge_output, "labels": list(labels),
+                "out_of_set": list(out_of_set), "unrecognised": list(unrecognised),
+                "unparsed": unparsed, "passed": passed, "acceptable_labels": acceptable, "parsing": parsing,
+                "finish_reason": finish_reason(state.output), "judge_finish_reason": judge_finish,
                 "completion_tokens": usage.output_tokens if usage is not None else 0,
+                "error": error, "model_error": model_error, "judge_error": judge_error,
             },
         )
 

@@ -9,8 +9,13 @@ epoch: BLEU-1/2 are corpus BLEU and Distinct-n, ROUGE-L, length (and BERTScore F
 own score value (ROUGE-L and length of its turn, or its precision and recall) is for reading only.
 
 As in ``convbench run nico``: a generated turn loses a leading speaker label and wrapping quotes
-(``clean_turn``) before scoring, and an answer over the metrics' length cap is that sample's error,
-scored as an empty turn (generation) or P = R = 0 (identification).
+(``clean_turn``) before scoring; identification answers are read knowing the dialogue (a line quoting
+one of its sentences is a prediction, even one that sounds like "none"). A reply that is no answer
+(``output_error``: no output at all, as when an inspect limit stopped the sample; withheld by a content
+filter; empty and cut at the token limit) and an answer over the metrics' length cap (for identification
+also over the per-answer line limits) is that sample's error, scored as an empty turn (generation) or
+P = R = 0 (identification) and counted in the metrics' ``errors`` (``n``: the samples scored; a sample
+inspect itself could not finish, kept with ``--no-fail-on-error``, has no score and is not among them).
 """
 
 from __future__ import annotations
@@ -26,11 +31,10 @@ from inspect_ai.solver import TaskState, generate
 
 from ...nico.prompts import pick_shots, render_prompt, templates_sha256
 from ...nico.tasks import TASKS
-from ...nico.run import SHOTS, clean_turn, score_identify, too_long_error
+from ...nico.run import SHOTS, clean_turn, dialogue_turns, score_identify, too_long_error
 from ...nico.run import read_rows as _rows
 from ...scoring.nico_generation import TOKENIZERS, score_generation
-from ...scoring.unnatural_prf import parse_answer
-from ._common import finish_reason, greedy, mean_over_epochs, task_metadata
+from ._common import finish_reason, greedy, mean_over_epochs, output_error, task_metadata
 
 BENCHMARK = "nico"
 GENERATION_KEYS = ("bleu_1", "bleu_2", "rouge_l", "distinct_1", "distinct_2", "avg_len", "bertscore_f1")
@@ -61,7 +65,8 @@ def nico(
         task: ``open_domain``, ``dialog_completion``, ``rewrite_unnatural`` or ``identify_unnatural``.
         shots: 0 or 3 demonstrations from the train split.
         split: the split to evaluate (``test``).
-        dataset: a folder ``convbench build nico`` wrote (default: the bundled sample build).
+        dataset: a folder ``convbench build nico`` wrote (default: the bundled 20-dialogue sample, to try the
+            path: its test split is 1 dialogue).
         max_tokens: the model's token limit (greedy decoding).
         tokenizer: the generation metrics' segmentation, ``jieba`` (default), ``char`` or ``13a``.
         bertscore_model: add BERTScore F1 with this model (a name or a local folder; the ``bertscore`` extra).
@@ -94,8 +99,9 @@ def nico(
 @metric(scores="unreduced")
 def nico_generation() -> Metric:
     """convbench's ``score_generation`` over each epoch's turns (corpus BLEU-1/2; ROUGE-L, Distinct-1/2,
-    average length and optional BERTScore F1 as convbench computes them), averaged over epochs.
-    Tokenizer and BERTScore model are the ones the scorer recorded in each score."""
+    average length and optional BERTScore F1 as convbench computes them), and the counts ``n`` (samples
+    scored) and ``errors``, averaged over epochs. Tokenizer and BERTScore model are the ones the scorer
+    recorded in each score."""
 
     def compute(scores: list[SampleScore]) -> dict[str, float | None]:
         return mean_over_epochs(scores, _generation_scores)
@@ -110,7 +116,12 @@ def _generation_scores(scores: list[SampleScore]) -> dict[str, float | None]:
                               tokenizer=options["tokenizer"], bertscore=options["bertscore_model"] is not None,
                               bertscore_model=options["bertscore_model"] or "bert-base-chinese",
                               bertscore_options=_bertscore_options(options["bertscore_layer"]))
-    return {key: result[key] for key in GENERATION_KEYS if key in result}
+    return {**{key: result[key] for key in GENERATION_KEYS if key in result}, **_counts(scored)}
+
+
+def _counts(scored: Sequence[Mapping[str, Any]]) -> dict[str, float | None]:
+    """``n``, the samples scored, and ``errors``, those that failed (as ``convbench run``'s results count them)."""
+    return {"n": len(scored), "errors": sum(m.get("error") is not None for m in scored)}
 
 
 def _bertscore_options(layer: int | None) -> dict[str, Any] | None:
@@ -129,8 +140,8 @@ def nico_turn(tokenizer: str = "jieba", bertscore_model: str | None = None, bert
         row = state.metadata
         response = state.output.completion
         cleaned = clean_turn(response)
-        error = too_long_error(cleaned)
-        turn = "" if error else cleaned  # an answer too long to score is the sample's error, scored as an empty turn
+        error = output_error(state.output) or too_long_error(cleaned)
+        turn = "" if error else cleaned  # no answer, or one too long to score: the sample's error, an empty turn
         own = score_generation([turn], [row["reference"]], tokenizer=tokenizer)  # type: ignore[arg-type]
         return Score(
             value={"rouge_l": own["rouge_l"], "length": own["avg_len"]},
@@ -147,7 +158,8 @@ def nico_turn(tokenizer: str = "jieba", bertscore_model: str | None = None, bert
 @metric(scores="unreduced")
 def unnatural_sentence_prf() -> Metric:
     """convbench's ``score_identify`` over each epoch's answers: macro precision, recall and F1, over all
-    dialogues and over those containing unnatural sentences (``*_containing``), averaged over epochs."""
+    dialogues and over those containing unnatural sentences (``*_containing``), and the counts ``n``
+    (samples scored) and ``errors``, averaged over epochs."""
 
     def compute(scores: list[SampleScore]) -> dict[str, float | None]:
         return mean_over_epochs(scores, _identify_scores)
@@ -158,30 +170,33 @@ def unnatural_sentence_prf() -> Metric:
 def _identify_scores(scores: list[SampleScore]) -> dict[str, float | None]:
     scored = [s.score.metadata or {} for s in scores]
     result, _ = score_identify([m["response"] for m in scored], [m["gold"] for m in scored],
-                               [m["error"] is not None for m in scored])
-    return {key: result[key] for key in IDENTIFY_KEYS}
+                               [m["error"] is not None for m in scored],
+                               [m.get("dialogue") for m in scored])  # None in scores of logs made before
+    return {**{key: result[key] for key in IDENTIFY_KEYS}, **_counts(scored)}
 
 
 @scorer(metrics=[unnatural_sentence_prf()])
 def nico_identify() -> Scorer:
     """The sentences an answer names as unnatural against the dialogue's gold ones; P/R/F1 over the epoch.
 
-    The sample's own value is its precision and recall (percent), as convbench's records keep them.
+    The answer is read knowing the dialogue, as ``convbench run nico`` reads it. The sample's own value
+    is its precision and recall (percent), as convbench's records keep them.
     """
 
     async def score(state: TaskState, target: Target) -> Score:
         row = state.metadata
         response = state.output.completion
         gold = list(row["unnatural_sentences"])
-        error = too_long_error(response)
-        _, rows = score_identify([response], [gold], [error is not None])
-        predicted = [] if error else parse_answer(response, gold)
+        dialogue = dialogue_turns(row)
+        error = output_error(state.output) or too_long_error(response, "identify_unnatural")
+        _, rows = score_identify([response], [gold], [error is not None], [dialogue])
+        predicted = rows[0]["predicted"]  # what was scored: none for a failed sample
         return Score(
             value={"precision": 100.0 * rows[0]["precision"], "recall": 100.0 * rows[0]["recall"]},
             answer=response,
             explanation=f"predicted: {predicted}\ngold: {gold}" + (f"\nerror: {error}" if error else ""),
             metadata={"epoch": state.epoch, "response": response, "gold": gold, "predicted": predicted,
-                      "precision": rows[0]["precision"], "recall": rows[0]["recall"],
+                      "dialogue": dialogue, "precision": rows[0]["precision"], "recall": rows[0]["recall"],
                       "interaction_type": row["interaction_type"], "error": error,
                       "finish_reason": finish_reason(state.output)},
         )

@@ -9,7 +9,10 @@
   user turn with ``--apply_chat_template``, or as plain text without it.
 - ``process_results``: one item per sample, passed through to the aggregations (lm-eval's corpus
   hook): the answer, the turn convbench scores (``clean_turn``; an answer over the metrics' length cap
-  is the sample's error and scores as an empty turn, as in ``convbench run nico``), its reference.
+  is the sample's error and scores as an empty turn, as in ``convbench run nico``), its reference; for
+  identify_unnatural the answer, the gold sentences and the dialogue's turns (an answer is read knowing
+  the dialogue, as ``convbench run nico`` reads it: a line quoting one of its sentences is a prediction),
+  an answer over the per-answer limits being the sample's error (P = R = 0).
 - ``aggregation``: convbench's ``score_generation`` over all the samples' turns (corpus BLEU-1/2,
   ROUGE-L, Distinct-1/2, average length, percentages) or ``score_identify``'s macro P/R/F1; the
   scores of one sample list are computed once and shared by the task's metrics.
@@ -26,10 +29,9 @@ from typing import Any
 from ...errors import ConvbenchError
 from ...nico.prompts import pick_shots, render_prompt
 from ...nico.tasks import TASKS
-from ...nico.run import SHOTS, clean_turn, score_identify, too_long_error
+from ...nico.run import SHOTS, clean_turn, dialogue_turns, score_identify, too_long_error
 from ...nico.run import read_rows as _rows
 from ...scoring.nico_generation import TOKENIZERS, score_generation
-from ...scoring.unnatural_prf import parse_answer
 from ._options import task_options
 
 GENERATION_KEYS = ("bleu_1", "bleu_2", "rouge_l", "distinct_1", "distinct_2", "avg_len")
@@ -79,11 +81,14 @@ def generation_results(doc: Mapping[str, Any], results: Sequence[str]) -> dict[s
 
 
 def identify_results(doc: Mapping[str, Any], results: Sequence[str]) -> dict[str, dict[str, Any]]:
-    """lm-eval's ``process_results`` for identify_unnatural: the answer, the gold sentences, those it names."""
+    """lm-eval's ``process_results`` for identify_unnatural: the answer, the gold sentences, the dialogue's
+    turns and the sentences the answer names (read knowing the dialogue, as convbench's runner reads it)."""
     response = results[0]
     gold = list(doc["unnatural_sentences"])
-    error = too_long_error(response)
-    item = {"response": response, "gold": gold, "predicted": [] if error else parse_answer(response, gold),
+    dialogue = dialogue_turns(doc)  # type: ignore[arg-type]
+    error = too_long_error(response, "identify_unnatural")
+    _, rows = score_identify([response], [gold], [error is not None], [dialogue])
+    item = {"response": response, "gold": gold, "dialogue": dialogue, "predicted": rows[0]["predicted"],
             "error": error}
     return {key: item for key in IDENTIFY_KEYS}
 
@@ -103,14 +108,16 @@ def _generation(pairs: tuple[tuple[str, str], ...], tokenizer: str) -> dict[str,
 
 
 def identify_scores(items: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
-    """``score_identify`` over the items: macro P/R/F1 (percent), a failed sample scoring P = R = 0."""
-    return _identify(tuple((item["response"], tuple(item["gold"]), item["error"] is not None) for item in items))
+    """``score_identify`` over the items: macro P/R/F1 (percent), a failed sample scoring P = R = 0, each
+    answer read knowing its dialogue."""
+    return _identify(tuple((item["response"], tuple(item["gold"]), item["error"] is not None,
+                            tuple(item["dialogue"])) for item in items))
 
 
 @lru_cache(maxsize=8)
-def _identify(items: tuple[tuple[str, tuple[str, ...], bool], ...]) -> dict[str, Any]:
-    results, _ = score_identify([response for response, _, _ in items], [list(gold) for _, gold, _ in items],
-                                [failed for _, _, failed in items])
+def _identify(items: tuple[tuple[str, tuple[str, ...], bool, tuple[str, ...]], ...]) -> dict[str, Any]:
+    results, _ = score_identify([response for response, _, _, _ in items], [list(gold) for _, gold, _, _ in items],
+                                [failed for _, _, failed, _ in items], [list(turns) for _, _, _, turns in items])
     return results
 
 
