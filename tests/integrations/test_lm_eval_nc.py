@@ -144,8 +144,8 @@ def _edit(samples: Path, tmp_path: Path, change) -> Path:  # type: ignore[no-unt
     return edited
 
 
-def test_samples_that_are_not_the_rows_are_refused(basic_samples: tuple[Path, dict[str, Any], ScriptedLM],
-                                                   nc_built: Path, tmp_path: Path) -> None:
+def test_samples_that_are_not_the_rows_or_prompts_are_refused(basic_samples: tuple[Path, dict[str, Any], ScriptedLM],
+                                                              nc_built: Path, tmp_path: Path) -> None:
     samples, _, _ = basic_samples
 
     def score(path: Path) -> None:
@@ -169,7 +169,26 @@ def test_samples_that_are_not_the_rows_are_refused(basic_samples: tuple[Path, di
 
     with pytest.raises(ConvbenchError, match="the answers were sampled"):
         score(_edit(samples, tmp_path, sampled))
+
+    def without_system(lines: list[dict[str, Any]]) -> list[dict[str, Any]]:
+        # what lm-eval's HF models send when a chat template rejects system messages: the rest of the transcript
+        for line in lines:
+            sent = json.loads(line["arguments"]["gen_args_0"]["arg_0"])
+            line["arguments"]["gen_args_0"]["arg_0"] = json.dumps([m for m in sent if m["role"] != "system"])
+        return lines
+
+    with pytest.raises(ConvbenchError, match=r"line 1: the prompt lm-eval sent for doc 0 lacks the row's system message"):
+        score(_edit(samples, tmp_path, without_system))
     assert not (tmp_path / "run").exists()  # nothing written for refused samples
+
+    def rendered(lines: list[dict[str, Any]]) -> list[dict[str, Any]]:
+        # a chat template's text (not JSON) holding every message is accepted
+        for line in lines:
+            sent = json.loads(line["arguments"]["gen_args_0"]["arg_0"])
+            line["arguments"]["gen_args_0"]["arg_0"] = "".join(f"<|{m['role']}|>\n{m['content']}\n" for m in sent)
+        return lines
+
+    score(_edit(samples, tmp_path, rendered))
 
 
 def test_nico_samples_and_missing_options_are_refused(nico_built: Path, tmp_path: Path,

@@ -103,6 +103,7 @@ def score_lm_eval_samples(
     config = _config(logged, path)
     rows = _rows(config, dataset, sources)
     _check_rows(logged, rows, config, path)
+    _check_prompts(logged, rows, path)
     kwargs = _generation_kwargs(logged, path)
     answers, digest = _answers(logged, path)
     beside = _results_file(path)
@@ -177,6 +178,35 @@ def _check_rows(logged: list[tuple[int, dict[str, Any]]], rows: list[dict[str, A
                                  f"in convbench's build (fields {', '.join(fields)} differ); give the build lm-eval used "
                                  "(--dataset, --sources)")
     logged.sort(key=lambda item: item[1]["doc_id"])
+
+
+def _check_prompts(logged: list[tuple[int, dict[str, Any]]], rows: list[dict[str, Any]], path: Path) -> None:
+    """Each prompt lm-eval sent (``arguments.gen_args_0.arg_0``: the chat template's text, or the messages as
+    JSON for chat APIs) holds every message of its row. lm-eval's HF models drop the system messages when a
+    chat template rejects them (a logged warning only): such answers are to another prompt than the benchmark's."""
+    for lineno, sample in logged:
+        sent = ((sample.get("arguments") or {}).get("gen_args_0") or {}).get("arg_0")
+        if not isinstance(sent, str):
+            raise DataFormatError(f"{path} line {lineno}: no prompt logged (arguments.gen_args_0.arg_0)")
+        try:
+            as_messages = json.loads(sent)
+        except ValueError:
+            as_messages = None
+        if isinstance(as_messages, list) and all(isinstance(m, dict) for m in as_messages):
+            contents = [str(m.get("content", "")).strip() for m in as_messages]
+
+            def present(text: str) -> bool:
+                return text.strip() in contents
+        else:
+            def present(text: str) -> bool:
+                return text.strip() in sent
+        for message in rows[sample["doc_id"]]["messages"]:
+            if not present(message["content"]):
+                raise ConvbenchError(
+                    f"{path} line {lineno}: the prompt lm-eval sent for doc {sample['doc_id']} lacks the row's "
+                    f"{message['role']} message (lm-eval drops system messages when the model's chat template "
+                    "rejects them): these answers are not to NC-Bench's prompts; use a chat template that takes "
+                    "system messages")
 
 
 def _generation_kwargs(logged: list[tuple[int, dict[str, Any]]], path: Path) -> dict[str, Any]:
