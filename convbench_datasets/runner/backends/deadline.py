@@ -163,37 +163,64 @@ if hasattr(os, "register_at_fork"):
     os.register_at_fork(after_in_child=_WATCHDOG._after_fork)
 
 _lookups: dict[tuple[str, int], tuple[float, list[Any]]] = {}  # (host, port) -> (when it is stale, addresses)
+# (host, port) -> the lookup under way and its outcome list: callers share it rather than each starting one
+_pending: dict[tuple[str, int], tuple[threading.Thread, list[Any]]] = {}
+_pending_lock = threading.Lock()
 
 
 def lookup(host: str, port: int, wait: float, seconds: float) -> list[Any]:
     """``socket.getaddrinfo(host, port)`` (stream sockets), waited for at most ``wait`` seconds
     (``TimeoutError``, naming the deadline of ``seconds``, when it takes longer): the last successful
     lookup of ``(host, port)`` if made in the last ``LOOKUP_TTL`` seconds, else an IP address at once
-    and a host name in a daemon helper thread (getaddrinfo cannot be interrupted). Failures are not kept."""
-    known = _lookups.get((host, port))
+    and a host name in a daemon helper thread (getaddrinfo cannot be interrupted). One lookup per name is
+    under way at a time, shared by every caller, and one that ends after its callers gave up is still
+    remembered (a slow resolver does not fail every request). Failures are not kept."""
+    key = (host, port)
+    known = _lookups.get(key)
     if known is not None and known[0] > time.monotonic():
         return known[1]
     if _numeric(host):  # getaddrinfo answers without looking anything up
         addresses = socket.getaddrinfo(host, port, 0, socket.SOCK_STREAM)
-    else:
-        found: list[Any] = []
+        _lookups[key] = (time.monotonic() + LOOKUP_TTL, addresses)
+        return addresses
+    with _pending_lock:
+        pending = _pending.get(key)
+        if pending is None:
+            pending = (threading.Thread(target=_resolve, args=(key,), daemon=True, name="convbench-resolve"), [])
+            _pending[key] = pending
+            pending[0].start()
+    resolver, found = pending
+    resolver.join(wait)
+    if not found:
+        raise TimeoutError(f"looking up {host} took longer than {seconds:g}s")
+    if isinstance(found[0], BaseException):
+        raise found[0]
+    return found[0]  # type: ignore[no-any-return]
 
-        def resolve() -> None:
-            try:
-                found.append(socket.getaddrinfo(host, port, 0, socket.SOCK_STREAM))
-            except BaseException as err:  # noqa: BLE001  # handed to the waiting thread
-                found.append(err)
 
-        resolver = threading.Thread(target=resolve, daemon=True, name="convbench-resolve")
-        resolver.start()
-        resolver.join(wait)
-        if not found:
-            raise TimeoutError(f"looking up {host} took longer than {seconds:g}s")
-        if isinstance(found[0], BaseException):
-            raise found[0]
-        addresses = found[0]
-    _lookups[(host, port)] = (time.monotonic() + LOOKUP_TTL, addresses)
-    return addresses
+def _resolve(key: tuple[str, int]) -> None:
+    """The lookup of ``key`` (in its own thread): remembered on success, handed to its waiters either way."""
+    with _pending_lock:
+        found = _pending[key][1]
+    try:
+        addresses = socket.getaddrinfo(key[0], key[1], 0, socket.SOCK_STREAM)
+        _lookups[key] = (time.monotonic() + LOOKUP_TTL, addresses)
+        found.append(addresses)
+    except BaseException as err:  # noqa: BLE001  # handed to the waiting threads
+        found.append(err)
+    finally:
+        with _pending_lock:
+            del _pending[key]  # the next caller after a failure looks it up again
+
+
+def _forget_pending_after_fork() -> None:
+    global _pending_lock
+    _pending_lock = threading.Lock()  # a parent's thread may have held it at the fork
+    _pending.clear()  # the parent's lookup threads do not exist here
+
+
+if hasattr(os, "register_at_fork"):
+    os.register_at_fork(after_in_child=_forget_pending_after_fork)
 
 
 def _numeric(host: str) -> bool:
