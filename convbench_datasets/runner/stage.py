@@ -539,9 +539,19 @@ def _batches(backend: Backend, prompts: Sequence[Messages], params: GenerationPa
     """``backend``'s answers in lists of those that arrived together (one per list for a backend that
     does not group them, or one that is not a :class:`Backend` subclass)."""
     grouped = getattr(backend, "generate_batches", None)
-    if grouped is not None:
+    if grouped is not None and not _overrides_generate_below_batches(type(backend)):
         return grouped(prompts, params)
     return ([item] for item in backend.generate(prompts, params))
+
+
+def _overrides_generate_below_batches(cls: type) -> bool:
+    """Whether ``cls`` (a user's subclass, say) redefines ``generate`` below the class whose
+    ``generate_batches`` it inherits: that grouping would bypass its ``generate``, so it is not used."""
+    def owner(name: str) -> type | None:
+        return next((klass for klass in cls.__mro__ if name in vars(klass)), None)
+
+    generate, batches = owner("generate"), owner("generate_batches")
+    return generate is not None and batches is not None and generate is not batches and issubclass(generate, batches)
 
 
 def _has_answered(backend: Backend) -> bool:

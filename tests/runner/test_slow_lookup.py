@@ -39,3 +39,4 @@ def test_a_slow_lookup_is_shared_and_remembered(monkeypatch: pytest.MonkeyPatch)
     finally:
         release.set()
         forget_lookups()
+

@@ -1,0 +1,26 @@
+"""Stages take answers in the groups a backend hands over, without bypassing a subclass's own generate."""
+
+from __future__ import annotations
+
+
+def test_a_subclass_overriding_generate_is_not_bypassed(tmp_path) -> None:  # noqa: ANN001
+    # the openai backend groups answers in generate_batches; a user's subclass that overrides only generate
+    # (to post-process answers, say) must have its generate used by the stages
+    from convbench_datasets.runner.backends import Generation, GenerationParams
+    from convbench_datasets.runner.backends.openai_compat import OpenAICompatBackend
+    from convbench_datasets.runner.cache import ResponseCache
+    from convbench_datasets.runner.stage import complete
+
+    class Shouting(OpenAICompatBackend):
+        def preflight(self) -> None:
+            pass
+
+        def generate(self, prompts, params):  # type: ignore[no-untyped-def]
+            for i, _ in enumerate(prompts):
+                yield i, Generation("HELLO")
+
+    backend = Shouting("m", base_url="http://127.0.0.1:1/v1")
+    with ResponseCache(tmp_path / "c.sqlite") as store:
+        result = complete(backend, [[{"role": "user", "content": "hi"}]], GenerationParams(8), store, desc="x",
+                          progress=False)
+    assert result.generations[0].text == "HELLO"
