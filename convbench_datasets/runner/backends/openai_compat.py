@@ -276,11 +276,14 @@ class OpenAICompatBackend(Backend):
     def generate_batches(self, prompts: Sequence[Messages], params: GenerationParams) -> Iterator[list[tuple[int, Generation]]]:
         """The answers as they arrive, each list holding those that were waiting together (see
         :meth:`Backend.generate_batches`): under load a caller stores several in one transaction."""
+        stop = threading.Event()
+        if len(prompts) == 1:  # one prompt (a pipelined stage's workers ask one at a time): no thread of its own
+            yield [(0, self._complete(prompts[0], params, stop))]
+            return
         jobs: queue.SimpleQueue[tuple[int, Messages]] = queue.SimpleQueue()
         for item in enumerate(prompts):
             jobs.put(item)
         results: queue.SimpleQueue[tuple[int, Generation | BaseException]] = queue.SimpleQueue()
-        stop = threading.Event()
 
         def work() -> None:
             while not stop.is_set():
