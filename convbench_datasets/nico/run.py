@@ -147,9 +147,17 @@ class NICOPlan:
     identify_scores: dict[str, Any] = field(default_factory=dict, init=False)
 
     def __post_init__(self) -> None:
+        from ..scoring.nico_generation import TOKENIZERS  # light: the metrics' heavy parts load when scoring
+
         if self.task is None:
             raise ConvbenchError("a NICO run needs --task (task=): open_domain, dialog_completion, identify_unnatural "
                                  "or rewrite_unnatural")
+        if not isinstance(self.bertscore, bool):  # --bertscore MODEL is bertscore=True, bertscore_model=MODEL
+            raise ConvbenchError(f"bertscore must be True or False, got {self.bertscore!r}; to name the BERTScore "
+                                 f"model give bertscore=True and bertscore_model={self.bertscore!r} (the flag "
+                                 "--bertscore MODEL sets both)")
+        if self.tokenizer not in TOKENIZERS:  # checked now, not after every answer has been generated
+            raise ConvbenchError(f"unknown NICO tokenizer {self.tokenizer!r}; choose one of {', '.join(TOKENIZERS)}")
         if self.bertscore_layer is not None and not self.bertscore:
             raise ConvbenchError(f"--bertscore-layer needs --bertscore MODEL (bertscore_layer={self.bertscore_layer} "
                                  "needs bertscore=True)")

@@ -5,6 +5,7 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import re
 from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
@@ -67,16 +68,55 @@ def hold_lock(path: Path, busy: str) -> Iterator[None]:
         yield
 
 
+RUN_FILES = ("records.jsonl", "results.json")  # what a run writes into its folder (beside its ``.lock``)
+# a temporary file of write_atomic's (``.results.json.k2x_9q0a.tmp``) that a run killed while writing left
+_LEFT_BY_A_RUN = re.compile(r"\.(?:%s)\.[A-Za-z0-9_]+\.tmp" % "|".join(re.escape(name) for name in RUN_FILES))
+
+
 def check_run_out(folder: Path) -> None:
-    """Refuse ``folder`` as a run folder to write unless it is missing, empty (a lock file aside) or a run
-    folder already (it holds ``results.json``): a typo in ``--out`` must never write into a user's folder."""
+    """Refuse ``folder`` as a run folder to write unless it is missing, a run folder already (it holds
+    ``results.json``) or holds nothing but what a run writes: ``.lock``, ``records.jsonl`` (as a run writes
+    it: a JSON object a line) and the temporary files of the atomic writes of it and ``results.json`` (a
+    run killed half way leaves them). A typo in ``--out`` must never write into a user's folder: any other
+    entry refuses it.
+
+    Example:
+        >>> import tempfile
+        >>> folder = Path(tempfile.mkdtemp())
+        >>> _ = (folder / "records.jsonl").write_text('{"id": 1}\\n')  # killed before results.json
+        >>> _ = (folder / ".results.json.k2x_9q0a.tmp").write_text("{")
+        >>> check_run_out(folder)
+        >>> _ = (folder / "notes.txt").write_text("mine")
+        >>> check_run_out(folder)  # doctest: +ELLIPSIS
+        Traceback (most recent call last):
+        convbench_datasets.errors.ConvbenchError: ... it holds notes.txt, which a run does not write, and is never written into; give another --out
+    """
     if not folder.exists():
         return
     if not folder.is_dir():
         raise ConvbenchError(f"{folder} exists and is not a folder; give another --out")
-    if (folder / "results.json").is_file() or not [entry for entry in os.listdir(folder) if entry != ".lock"]:
+    if (folder / "results.json").is_file():
         return
-    raise ConvbenchError(f"{folder} is not empty and is not a run folder (no results.json); give another --out")
+    foreign = sorted(entry for entry in os.listdir(folder) if not _left_by_a_run(folder, entry))
+    if not foreign:
+        return
+    shown = ", ".join(foreign[:3]) + (f" and {len(foreign) - 3} more" if len(foreign) > 3 else "")
+    raise ConvbenchError(f"{folder} is not empty and is not a run folder (no results.json): it holds {shown}, "
+                         "which a run does not write, and is never written into; give another --out")
+
+
+def _left_by_a_run(folder: Path, entry: str) -> bool:
+    path = folder / entry
+    if not (entry == ".lock" or entry in RUN_FILES or _LEFT_BY_A_RUN.fullmatch(entry)):
+        return False
+    if not path.is_file() or path.is_symlink():
+        return False
+    if entry == "records.jsonl":  # written whole (atomically) by a run: a JSON object a line, or nothing
+        try:
+            return all(isinstance(record, dict) for _, record in read_jsonl(path))
+        except (ConvbenchError, OSError, UnicodeDecodeError, ValueError):
+            return False
+    return True
 
 
 def write_folder(path: Path, records: list[dict[str, Any]], results: dict[str, Any]) -> None:

@@ -9,8 +9,12 @@ that fails (a server that cannot be reached, rows left without an answer, any er
 the sweep goes on; Ctrl-C stops it, after saving ``sweep.json``.
 
 Run again, the same file skips every cell recorded ``ok`` with the same definition (its folder still
-holding its results); a failed or interrupted cell runs again, as does one whose definition changed,
-and a cell interrupted half way resumes through the response cache. ``rerun=True`` runs every cell.
+holding its results) whose results a run now would sign the same way: made by this convbench version,
+over the same rows (the fingerprint of the rows it would read now, so that a dataset rebuilt in place
+is noticed). A failed or interrupted cell runs again, as does one whose definition changed or whose
+results are out of date (its line says why), and a cell interrupted half way resumes through the
+response cache. ``rerun=True`` runs every cell. A cell's folder depends on its own definition only
+(see :mod:`.sweep_file`), so a cell added to the file never renames another.
 
 At the end one report over every ok cell goes to ``out/report/`` (``convbench report``'s page; skipped,
 with a note, without the report extra). Nothing of a user's is replaced: ``out`` may be any folder,
@@ -24,7 +28,7 @@ Example (a dry run: the file is checked and its cells listed; nothing runs):
     >>> plan = run_sweep({"out": tempfile.mkdtemp(), "models": ["baseline:repeat", "baseline:silence"],
     ...                   "benchmarks": {name: {"task": "open_domain", "shots": [0, 3]}}}, dry_run=True)
     >>> [cell.name.split("/", 1)[1] for cell in plan.cells]
-    ['baseline-repeat/shots=0', 'baseline-silence/shots=0', 'baseline-repeat/shots=3', 'baseline-silence/shots=3']
+    ['baseline-repeat/shots=0,task=open_domain', 'baseline-silence/shots=0,task=open_domain', 'baseline-repeat/shots=3,task=open_domain', 'baseline-silence/shots=3,task=open_domain']
     >>> {cell.status for cell in plan.cells}
     {'to run'}
 """
@@ -74,6 +78,7 @@ class Cell:
     seconds: float | None = None
     headline: str | None = None  # the first line of its benchmark's summary (ok cells)
     ran: bool = False  # run by this call (False: done before and skipped, or a dry run)
+    note: str | None = None  # why a cell done before runs again (its results are out of date), or a caveat
 
     def record(self) -> dict[str, Any]:
         """Its entry in ``sweep.json``."""
@@ -124,7 +129,8 @@ class SweepResult:
 
     def _plan_lines(self) -> list[str]:
         rows = [(cell.name, cell.model, _settings_text(cell.settings), ", ".join(cell.judges) or "-",
-                 "all" if cell.limit is None else str(cell.limit), cell.status) for cell in self.cells]
+                 "all" if cell.limit is None else str(cell.limit),
+                 cell.status + (f" ({cell.note})" if cell.note else "")) for cell in self.cells]
         waiting = sum(cell.status == "to run" for cell in self.cells)
         return [f"{len(self.cells)} cells ({self.shape}) into {self.out}; dry run: nothing run",
                 *_table(("folder", "model", "settings", "judges", "limit", "state"), rows),
@@ -161,9 +167,9 @@ def run_sweep(source: str | os.PathLike[str] | Mapping[str, Any], *, dry_run: bo
         for number, cell in enumerate(cells, start=1):
             where = f"[{number}/{len(cells)}] {cell.name}"
             if cell.status == "ok":
-                echo(f"{where}: done before (same definition), skipped")
+                echo(f"{where}: done before (same definition), skipped" + (f"; {cell.note}" if cell.note else ""))
                 continue
-            echo(f"{where}: running")
+            echo(f"{where}: running" + (f" again: {cell.note}" if cell.note else ""))
             _run_cell(cell, definitions[cell.name], sweep, progress, result)
             echo(f"{where}: {cell.status} in {cell.seconds:.1f} s" + (f": {cell.error}" if cell.error else ""))
         _save(result, sweep)
@@ -229,10 +235,11 @@ def _judge_options(judge: Endpoint, model: Endpoint) -> dict[str, Any] | None:
 
 def _cells(sweep: SweepFile, state: dict[str, Any], rerun: bool) -> list[Cell]:
     """The file's cells, each ``ok`` (done before: recorded ok with the same definition, its results
-    still there) or ``to run``."""
+    still there and up to date, see :func:`_out_of_date`) or ``to run``."""
     from ..registry import get_benchmark
 
     previous = {record.get("folder"): record for record in state.get("cells", []) if isinstance(record, dict)}
+    fingerprints: dict[str, tuple[str | None, str | None]] = {}  # cells that read the same rows read them once
     cells = []
     for definition in sweep.cells:
         cell = Cell(definition.name, sweep.out / definition.name, definition.benchmark, definition.model.spec,
@@ -241,11 +248,50 @@ def _cells(sweep: SweepFile, state: dict[str, Any], rerun: bool) -> list[Cell]:
         record = previous.get(cell.name, {})
         if not rerun and record.get("status") == "ok" and record.get("hash") == cell.digest:
             results = _results(cell.folder)
-            if results is not None and results.get("signature", {}).get("benchmark") == cell.benchmark:
-                cell.status, cell.seconds = "ok", record.get("seconds")
-                cell.headline = _headline(get_benchmark(cell.benchmark), results)
+            signature = results.get("signature") if results is not None else None
+            if isinstance(signature, dict) and signature.get("benchmark") == cell.benchmark:
+                stale, caveat = _out_of_date(definition, signature, sweep, fingerprints)
+                if stale is None:
+                    cell.status, cell.seconds, cell.note = "ok", record.get("seconds"), caveat
+                    cell.headline = _headline(get_benchmark(cell.benchmark), results)  # type: ignore[arg-type]
+                else:
+                    cell.note = stale
         cells.append(cell)
     return cells
+
+
+def _out_of_date(definition: CellDefinition, signature: dict[str, Any], sweep: SweepFile,
+                 fingerprints: dict[str, tuple[str | None, str | None]]) -> tuple[str | None, str | None]:
+    """(why a done cell's results are not what a run now would give, or None; a caveat, or None).
+
+    What every benchmark's signature holds and is cheap to compare: the convbench version (prompts and
+    scoring may have changed with it) and the fingerprint of the rows the cell reads (limit applied, as
+    :func:`.pipeline.common_signature` takes it): its definition names the dataset by path, and a
+    dataset rebuilt in place keeps the path. Rows that cannot be read now are not compared (a caveat):
+    the cell's results stand until they can be."""
+    from ..registry import get_benchmark
+    from .run_folder import dataset_fingerprint
+
+    if signature.get("convbench_version") != __version__:
+        return (f"its results were made by convbench {signature.get('convbench_version')}, this is {__version__} "
+                "(answers come from the cache)"), None
+    key = json.dumps([definition.benchmark, definition.settings, definition.dataset, definition.limit],
+                     sort_keys=True, default=str)
+    if key not in fingerprints:
+        try:
+            rows = get_benchmark(definition.benchmark).plan(dict(definition.settings), dataset=definition.dataset,
+                                                            sources=sweep.sources).rows()
+            if definition.limit is not None:
+                rows = rows[:definition.limit]
+            fingerprints[key] = (dataset_fingerprint(rows), None)
+        except Exception as err:  # noqa: BLE001 (not compared; running it would fail the same way)
+            logger.debug("rows of %s not read", definition.name, exc_info=True)
+            fingerprints[key] = (None, f"its rows could not be read to compare with its results ({err})")
+    fingerprint, caveat = fingerprints[key]
+    if fingerprint is not None and fingerprint != signature.get("dataset_fingerprint"):
+        return (f"the rows it reads changed since it ran (dataset fingerprint {fingerprint}, its results' "
+                f"{signature.get('dataset_fingerprint')}; answers come from the cache)"), None
+    return None, caveat
 
 
 def _results(folder: Path) -> dict[str, Any] | None:
@@ -300,8 +346,8 @@ def _check_out(out: Path, cells: list[CellDefinition]) -> None:
             check_run_out(out / cell.name)
         except ConvbenchError:
             raise ConvbenchError(f"{out / cell.name}, the folder of cell {cell.name}, is neither missing, empty nor a "
-                                 "run folder (with results.json), and is never written into: give the sweep another "
-                                 "`out`") from None
+                                 "run folder (it holds files a run does not write), and is never written into: give "
+                                 "the sweep another `out`") from None
     report = out / REPORT
     if report.exists() and not (report.is_dir() and (not any(report.iterdir()) or (report / "report.html").is_file())):
         raise ConvbenchError(f"{report} exists and is not a convbench report (no report.html); give the sweep "

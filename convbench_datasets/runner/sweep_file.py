@@ -10,11 +10,18 @@ together, in one :class:`~convbench_datasets.errors.ConvbenchError`.
 
 Benchmarks are found through the registry; nothing here knows one from another.
 
+A cell's folder, ``<benchmark>/<model>/<settings>``, depends on the cell's own definition only: the
+``key=value`` pairs its block writes (sorted by key), with ``dataset``, ``limit`` and ``judges`` when its
+block sets them (``run`` for a block that sets nothing). Adding a block, a value or a model to the file
+never renames another cell's folder.
+
 Example:
     >>> slug("openai:Qwen/Qwen2.5-7B-Instruct")
     'openai-Qwen-Qwen2.5-7B-Instruct'
     >>> settings_slug({"task": "open_domain", "shots": 3})
     'shots=3,task=open_domain'
+    >>> settings_slug({"split": "训练"}) != settings_slug({"split": "测试"})  # a lossy slug ends in a hash
+    True
 """
 
 from __future__ import annotations
@@ -53,7 +60,7 @@ RESERVED = {
     "progress": "progress is `convbench sweep --no-progress`",
 }
 SAFE = re.compile(r"[^A-Za-z0-9._+-]+")  # what a folder name keeps; the rest becomes "-"
-NO_SETTINGS = "run"  # the settings folder of a cell that sets none of its benchmark's varying settings
+NO_SETTINGS = "run"  # the settings folder of a cell whose block sets nothing
 MAX_NAME = 100  # characters of one folder name; a longer one is cut and given a hash of the whole
 
 
@@ -87,9 +94,9 @@ class CellDefinition:
     retry_errors: bool
     where: str  # the file's key path of the block that defined it
     written: dict[str, Any]  # its settings as the file writes them (key: value)
-    listed: list[str]  # the keys of ``written`` the file gives as lists
-    name: str = ""  # the folder under ``out``: benchmark/model/varying settings (see ``_check_folders``)
-    choices: dict[str, Any] = field(default_factory=dict)  # what the settings part of ``name`` shows
+    choices: dict[str, Any] = field(default_factory=dict)  # what the settings part of ``name`` shows: ``written``
+    # and the dataset, limit and judges its block sets
+    name: str = ""  # the folder under ``out``: benchmark/model/settings (see ``_check_folders``)
 
     def digest(self) -> str:
         """sha256 of everything that makes this cell's results what they are (not throughput options)."""
@@ -124,12 +131,26 @@ def _capped(name: str, whole: str) -> str:
 
 
 def value_slug(value: Any) -> str:
-    """A setting's value in a folder name (``true``, ``3``, ``open_domain``)."""
-    return slug(json.dumps(value) if isinstance(value, bool) or value is None else str(value))
+    """A setting's value in a folder name (``true``, ``3``, ``open_domain``). A value the folder name cannot
+    keep as written (``Qwen/Qwen2.5``, ``训练``, ``""``) ends in 8 hex digits of its sha256, so that two
+    values never share a name: ``Qwen-Qwen2.5-1a2b3c4d``; one with nothing left is the digits alone.
+
+    Example:
+        >>> value_slug("open_domain"), value_slug(True), value_slug(3)
+        ('open_domain', 'true', '3')
+        >>> value_slug("训练") == hashlib.sha256("训练".encode("utf-8")).hexdigest()[:8]
+        True
+    """
+    text = json.dumps(value) if isinstance(value, bool) or value is None else str(value)
+    kept = re.sub(r"-{2,}", "-", SAFE.sub("-", text)).strip("-.")
+    if kept == text and kept:
+        return _capped(kept, text)
+    digest = hashlib.sha256(text.encode("utf-8")).hexdigest()[:8]
+    return _capped(f"{kept}-{digest}" if kept else digest, text)
 
 
 def settings_slug(choices: Mapping[str, Any]) -> str:
-    """The folder name of a cell's varying settings: ``key=value`` pairs by key, joined by commas."""
+    """The folder name of a cell's settings: ``key=value`` pairs by key, joined by commas (``run``: none)."""
     if not choices:
         return NO_SETTINGS
     text = ",".join(f"{slug(key)}={value_slug(value)}" for key, value in sorted(choices.items()))
@@ -193,8 +214,8 @@ def load_file(path: str | os.PathLike[str]) -> Any:
 def read_sweep(source: str | os.PathLike[str] | Mapping[str, Any]) -> SweepFile:
     """Read and check a sweep file (a path to YAML) or the same content as a mapping.
 
-    Relative paths in it (``out``, ``cache``, ``dataset``...) are read from the current folder, as
-    ``convbench run`` reads its options.
+    Relative paths in it (``out``, ``cache``, ``sources``, ``dataset``) are read from the current folder, as
+    ``convbench run`` reads its options, and a leading ``~`` is the home folder.
 
     Example:
         >>> read_sweep({"out": "x", "models": ["baseline:repeat"], "benchmarks": {}, "limt": 3})
@@ -244,7 +265,7 @@ def _path(data: Mapping[str, Any], key: str, problems: Problems, required: bool 
     if not isinstance(value, str) or not value.strip():
         problems.add(key, f"expected a path, got {value!r}")
         return None
-    return value
+    return os.path.expanduser(value)
 
 
 def _limit(value: Any, where: str, problems: Problems) -> int | None:
@@ -407,12 +428,15 @@ def _block_cells(bench: Any, block: Mapping[str, Any], where: str, models: list[
         elif judges_given:
             problems.add("judges", f"lists {len(chosen)} judges, but {bench.title} takes {takes}: give it its own "
                                    f"in {where}.judges")
-    dataset = block.get("dataset")
-    if dataset is not None and (not isinstance(dataset, str) or not Path(dataset).is_dir()):
-        problems.add(f"{where}.dataset", f"expected a folder from `convbench build`, got {dataset!r}"
-                     + (" (no such folder)" if isinstance(dataset, str) else ""))
-        dataset = None
+    dataset = _dataset(block["dataset"], f"{where}.dataset", problems) if block.get("dataset") is not None else None
     block_limit = _limit(block.get("limit"), f"{where}.limit", problems) if "limit" in block else limit
+    own_parts: dict[str, Any] = {}  # what the block sets beside its settings: part of its cells' folder names
+    if dataset is not None:
+        own_parts["dataset"] = Path(dataset).name if Path(dataset).is_dir() else dataset
+    if "limit" in block:
+        own_parts["limit"] = "all" if block_limit is None else block_limit
+    if own is not None:
+        own_parts["judges"] = "+".join(judge.name for judge in own) or "none"
     grid = _grid(bench, {k: v for k, v in block.items() if k not in BLOCK_KEYS}, where, problems)
     cells = []
     for combination in grid:
@@ -422,12 +446,30 @@ def _block_cells(bench: Any, block: Mapping[str, Any], where: str, models: list[
         if not _planned(bench, settings, combination, dataset, sources, where, problems):
             continue
         written = {entry.key: entry.value for entry in combination}
-        listed = [entry.key for entry in combination if entry.listed]
         for model in models:
-            cells.append(CellDefinition(bench.name, model, list(chosen), settings,
-                                        None if dataset is None else os.path.abspath(dataset), block_limit,
-                                        retry_errors, where, written, listed))
+            cells.append(CellDefinition(bench.name, model, list(chosen), settings, dataset, block_limit,
+                                        retry_errors, where, written, {**written, **own_parts}))
     return cells
+
+
+def _dataset(value: Any, where: str, problems: Problems) -> str | None:
+    """A block's ``dataset``: a folder from ``convbench build`` (made absolute), or, as ``convbench run
+    --dataset`` takes it, the name of a dataset ``datasets`` finds (a Hub id, an installed ``convbench/NAME``);
+    a path that names no folder (absolute, ``./``, ``../``, ``~``, or a file) is refused."""
+    if not isinstance(value, str) or not value.strip():
+        problems.add(where, f"expected a folder from `convbench build` or a dataset's name, got {value!r}")
+        return None
+    path = Path(os.path.expanduser(value))
+    if path.is_dir():
+        return os.path.abspath(path)
+    if path.exists():
+        problems.add(where, f"expected a folder from `convbench build`, got {value!r} (not a folder)")
+        return None
+    if path.is_absolute() or value.startswith(("./", "../", ".\\", "..\\", "~")) or value.count("/") > 1:
+        problems.add(where, f"expected a folder from `convbench build`, got {value!r} (no such folder; a dataset's "
+                            "name, such as convbench/NAME or a Hub id, is read through `datasets`)")
+        return None
+    return value  # a name: read through `datasets`, as `convbench run --dataset NAME` does
 
 
 @dataclass(frozen=True)
@@ -438,7 +480,6 @@ class _Choice:
     value: Any
     where: str
     keywords: dict[str, Any]
-    listed: bool  # written as a list in the file
 
 
 def _grid(bench: Any, block: Mapping[str, Any], where: str, problems: Problems) -> list[tuple[_Choice, ...]]:
@@ -462,11 +503,13 @@ def _grid(bench: Any, block: Mapping[str, Any], where: str, problems: Problems) 
         axis = []
         for index, value in enumerate(values if listed else [values]):
             at = f"{path}[{index}]" if listed else path
-            if listed and value in values[:index]:
-                problems.add(at, f"repeats {path}[{values.index(value)}] ({value!r})")
+            # the same value of the same type (0 and false are two values: one of them is then refused)
+            same = [k for k, other in enumerate(values[:index] if listed else []) if _same(other, value)]
+            if same:
+                problems.add(at, f"repeats {path}[{same[0]}] ({value!r})")
                 continue
             try:
-                axis.append(_Choice(str(key), value, at, _keywords(option, renamed, str(key), value), listed))
+                axis.append(_Choice(str(key), value, at, _keywords(option, renamed, str(key), value)))
             except _Bad as err:
                 problems.add(at, str(err))
         if axis:  # a key none of whose values is good is left out: the rest is still checked
@@ -474,24 +517,36 @@ def _grid(bench: Any, block: Mapping[str, Any], where: str, problems: Problems) 
     return list(itertools.product(*axes))
 
 
+def _same(a: Any, b: Any) -> bool:
+    return type(a) is type(b) and a == b
+
+
 def _option(bench: Any, key: str) -> tuple[Any, bool]:
     """The declared option a key names: by its run keyword (``dest``), else by its flag's spelling
-    (``judge_template`` for ``--judge-template``) when the flag renames a keyword or switches one;
-    (None, False) for any other key, which goes to the benchmark's plan as it is."""
+    (``judge_template`` for ``--judge-template``, ``bertscore`` for ``--bertscore MODEL``); (None, False)
+    for any other key, which goes to the benchmark's plan as it is."""
     for option in bench.options:
         if option.dest == key:
             return option, False
     for option in bench.options:
-        if option.flag.lstrip("-").replace("-", "_") == key and (option.to_settings is None or option.action == "store_true"):
+        if _spelling(option) == key:
             return option, True
     return None, False
 
 
+def _spelling(option: Any) -> str:
+    return str(option.flag.lstrip("-").replace("-", "_"))
+
+
 def _targets(option: Any, renamed: bool, key: str) -> list[str]:
+    """The run keywords a key sets (two keys that set one are refused)."""
     if option is None:
         return [key]
-    if renamed and option.action == "store_true" and option.to_settings is not None:
-        return list(option.to_settings(True))
+    if option.to_settings is not None and (renamed or option.action != "store_true"):
+        try:
+            return list(dict.fromkeys([option.dest, *option.to_settings(True if option.action else option.default)]))
+        except Exception:  # noqa: BLE001 (a to_settings that checks its value: the dest alone)
+            return [option.dest]
     return [option.dest]
 
 
@@ -513,10 +568,23 @@ def _keywords(option: Any, renamed: bool, key: str, value: Any) -> dict[str, Any
         if renamed and option.to_settings is not None:  # a switch (all_lines: true -> first_line_only: false)
             return option.to_settings(True) if value else {}
         return {option.dest: value}
+    if option.to_settings is not None and isinstance(value, bool) and option.type is None:
+        # a flag that takes a value and sets more than its keyword (--bertscore MODEL: bertscore=True and
+        # bertscore_model=MODEL): its value is the flag's, never the switch it turns on
+        raise _Bad(f"expected {option.metavar or 'a value'} (a string), got {value!r}: {_spelling(option)} is "
+                   f"{option.flag} {option.metavar or 'VALUE'}, which sets {', '.join(_targets(option, True, key))} "
+                   "(leave the key out to leave it off)")
+    checked = _value(option, value)
+    # a value's run keywords are the option's, by either spelling (bertscore_model: M is --bertscore M)
+    return option.to_settings(checked) if option.to_settings is not None and checked is not None else {option.dest: checked}
+
+
+def _value(option: Any, value: Any) -> Any:
+    """A value of an option that takes one, checked against its declaration (never coerced)."""
     if value is None:
         if option.default is not None:
             raise _Bad(f"expected a value, got null (leave the key out for the default, {option.default!r})")
-        return {option.dest: None}
+        return None
     if option.type is not None:
         description = _TYPE_NAMES.get(getattr(option.type, "__name__", ""), getattr(option.type, "__name__", "a value"))
         try:
@@ -529,24 +597,25 @@ def _keywords(option: Any, renamed: bool, key: str, value: Any) -> dict[str, Any
             raise _Bad(f"expected {description}, got {value!r}")
     elif not isinstance(value, str):
         raise _Bad(f"expected a string, got {value!r}")
-    if option.choices is not None and value not in option.choices:
+    if option.choices is not None and not any(_same(value, choice) for choice in option.choices):
         raise _Bad(f"expected one of {', '.join(map(str, option.choices))}, got {value!r}")
-    return {option.dest: value}
+    return value
 
 
 def _planned(bench: Any, settings: dict[str, Any], combination: tuple[_Choice, ...], dataset: str | None,
              sources: str | None, where: str, problems: Problems) -> bool:
     """Whether the benchmark's plan takes the settings; if not, the problem goes under the key paths whose
-    removal alone makes it go away (the plan passes, or says something else), else under the block, with
-    the combination."""
+    removal alone makes it go away (the plan passes; failing that, it says something else: a key the plan
+    needs, such as a task, is not blamed for another's bad value), else under the block, with the combination."""
     error = _plan_error(bench, settings, dataset, sources)
     if error is None:
         return True
-    culprits = []
+    without = {}
     for entry in combination:
         rest = {k: v for k, v in settings.items() if k not in entry.keywords}
-        if _plan_error(bench, rest, dataset, sources) != error:
-            culprits.append(entry.where)
+        without[entry.where] = _plan_error(bench, rest, dataset, sources)
+    culprits = [where for where, other in without.items() if other is None]
+    culprits = culprits or [where for where, other in without.items() if other != error]
     if culprits:
         problems.add(", ".join(culprits), error)
     else:
@@ -566,47 +635,17 @@ def _plan_error(bench: Any, settings: dict[str, Any], dataset: str | None, sourc
 
 
 def _check_folders(cells: list[CellDefinition], problems: Problems) -> None:
-    """Name each cell's folder (benchmark/model/varying settings) and refuse two cells sharing one;
-    names are compared ignoring case, as some file systems do."""
-    by_benchmark: dict[str, list[CellDefinition]] = {}
+    """Name each cell's folder from its own definition (benchmark/model/what its block sets) and refuse two
+    cells sharing one; names are compared ignoring case, as some file systems do."""
     for cell in cells:
-        by_benchmark.setdefault(cell.benchmark, []).append(cell)
-    for group in by_benchmark.values():
-        dimensions = _varying(group)
-        for cell in group:
-            cell.choices = {**{key: cell.written[key] for key in dimensions if key in cell.written},
-                            **_extras(cell, group)}
-            cell.name = f"{cell.benchmark}/{cell.model.name}/{settings_slug(cell.choices)}"
+        cell.name = f"{cell.benchmark}/{cell.model.name}/{settings_slug(cell.choices)}"
     seen: dict[str, CellDefinition] = {}
     for cell in cells:
         other = seen.setdefault(cell.name.casefold(), cell)
         if other is not cell:
             problems.add(cell.where, f"two cells would share the folder {cell.name}: {_describe(other)} "
                                      f"({other.where}) and {_describe(cell)} ({cell.where}); give the models distinct "
-                                     f"`name`s or make the settings differ")
-
-
-def _varying(group: list[CellDefinition]) -> list[str]:
-    """The settings (as written) that go in the folder names of a benchmark's cells: those written as a
-    list, and those whose value differs between its cells (a cell without one: its default)."""
-    keys = {key for cell in group for key in cell.listed}
-    for key in {key for cell in group for key in cell.written}:
-        values = {json.dumps(cell.written[key]) if key in cell.written else None for cell in group}
-        if len(values) > 1:
-            keys.add(key)
-    return sorted(keys)
-
-
-def _extras(cell: CellDefinition, group: list[CellDefinition]) -> dict[str, Any]:
-    """Dataset, limit and judges in the folder name when they differ between a benchmark's cells."""
-    extra: dict[str, Any] = {}
-    if len({c.dataset for c in group}) > 1:
-        extra["dataset"] = Path(cell.dataset).name if cell.dataset else "default"
-    if len({c.limit for c in group}) > 1:
-        extra["limit"] = cell.limit if cell.limit is not None else "all"
-    if len({tuple(j.name for j in c.judges) for c in group}) > 1:
-        extra["judges"] = "+".join(judge.name for judge in cell.judges) or "none"
-    return extra
+                                     f"`name`s or make the settings differ (a dataset is named by its folder's name)")
 
 
 def _describe(cell: CellDefinition) -> str:

@@ -88,13 +88,17 @@ def test_the_answer_trigger_lives_in_the_connection_not_in_the_file(tmp_path: Pa
 
 class Grouped(Backend):
     """Answers in groups of ``size`` (as a backend with many requests in flight hands over those that arrived
-    together); logs, for each group, whether any of its answers was in the cache before it was handed over."""
+    together); logs, for each group, whether any of its answers was in the cache before it was handed over
+    (``stored_early``), and, before each group after the first, whether every answer of the groups handed
+    over before it was already in the file (``earlier_stored``): a stage that held answers back until later
+    ones arrived (or until all had) would leave them there unstored."""
 
     kind, model = "stub", "grouped"
 
     def __init__(self, size: int, path: Path, fail_at: int | None = None) -> None:
         self.size, self.path, self.fail_at, self.calls = size, path, fail_at, 0
         self.stored_early: list[bool] = []
+        self.earlier_stored: list[bool] = []
 
     def generate(self, prompts: Sequence[list[dict]], params: GenerationParams) -> Iterator[tuple[int, Generation]]:
         for batch in self.generate_batches(prompts, params):
@@ -102,11 +106,15 @@ class Grouped(Backend):
 
     def generate_batches(self, prompts: Sequence[list[dict]], params: GenerationParams) -> Iterator[list[tuple[int, Generation]]]:
         keys = cache_keys(self.identity(), prompts, params.to_dict())
+        answered: list[str] = []  # the keys of the answers handed over so far (a failed request has none)
         with ResponseCache(self.path) as look:
             for start in range(0, len(prompts), self.size):
                 indices = range(start, min(start + self.size, len(prompts)))
+                if answered:  # the stage asked for this group: it has stored every answer handed over before
+                    self.earlier_stored.append(look.get_many(answered).keys() == set(answered))
                 self.calls += len(indices)
                 self.stored_early.append(bool(look.get_many(keys[i] for i in indices)))
+                answered += [keys[i] for i in indices if i != self.fail_at]
                 if self.fail_at is not None and self.fail_at in indices:
                     yield [(i, Generation("", error="HTTP 503 after the retries") if i == self.fail_at
                             else Generation(f"answer {i}")) for i in indices]
@@ -130,6 +138,8 @@ def test_each_answer_is_in_the_file_before_the_stage_hands_it_on(tmp_path: Path)
         result = complete(backend, prompts, PARAMS, cache, desc="t", progress=False, on_result=arrived)
         assert sorted(handed) == list(range(23)) and result.model_calls == 23
         assert backend.stored_early == [False] * 5  # nothing stored before it arrived
+        # 23 prompts in groups of 5: 5 groups; before each of the last 4, every earlier answer was stored
+        assert backend.earlier_stored == [True] * 4
         assert other.get_many(keys) == {k: g for k, g in zip(keys, result.generations)}
 
 
@@ -140,6 +150,8 @@ def test_a_failure_in_a_batch_leaves_the_rest_of_it_stored(tmp_path: Path) -> No
     with ResponseCache(path) as cache:
         with pytest.raises(RunIncomplete, match="1 of 10 requests"):
             complete(backend, PROMPTS[:10], PARAMS, cache, desc="t", progress=False)
+        # groups 0-3, 4-7 (5 fails), 8-9: before the second and the third, the earlier answers were stored
+        assert backend.earlier_stored == [True, True]
         stored = cache.get_many(keys)
         assert sorted(keys.index(k) for k in stored) == [i for i in range(10) if i != 5]
         assert cache.claims() == []
