@@ -13,14 +13,14 @@ Usage: python benchmarks/behavior_frequency_bootstrap.py [--resamples 10000] [--
 from __future__ import annotations
 
 import argparse
-import statistics
-import time
 from typing import Any
 
 import numpy as np
 
 from convbench_datasets.cocoeval.taxonomy import load_taxonomy
 from convbench_datasets.scoring.behavior_frequency import _clusters, _intervals
+
+from timing import median_time  # benchmarks/timing.py (this folder is on sys.path when a script runs)
 
 
 def _data(instances: int, types: int, seed: int = 0) -> tuple[Any, Any, list[str]]:
@@ -45,15 +45,6 @@ def _loop(model: Any, human: Any, clusters: list[list[int]], resamples: int, see
             "mismatch": list(np.percentile(mismatches[np.isfinite(mismatches)], [2.5, 97.5]))}
 
 
-def _median(fn: Any, repeat: int) -> tuple[float, Any]:
-    times, result = [], None
-    for _ in range(repeat):
-        start = time.perf_counter()
-        result = fn()
-        times.append(time.perf_counter() - start)
-    return statistics.median(times), result
-
-
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--resamples", type=int, default=10_000)
@@ -64,8 +55,8 @@ def main() -> None:
     names = [b.name for b in load_taxonomy()]
     model, human, groups = _data(args.instances, len(names))
     clusters = _clusters(groups, len(model))
-    loop_s, reference = _median(lambda: _loop(model, human, clusters, args.resamples, seed=0), args.repeat)
-    vector_s, vectorised = _median(lambda: _intervals(model, human, names, clusters, args.resamples, 0), args.repeat)
+    loop_s, reference = median_time(lambda: _loop(model, human, clusters, args.resamples, seed=0), args.repeat)
+    vector_s, vectorised = median_time(lambda: _intervals(model, human, names, clusters, args.resamples, 0), args.repeat)
     flat = [bound for name in names for bound in vectorised["model_mean"][name]]
     assert np.allclose(flat, reference["model_mean"]), "the two bootstraps disagree"
     assert np.allclose(vectorised["mismatch"], reference["mismatch"]), "the two bootstraps disagree on the mismatch"

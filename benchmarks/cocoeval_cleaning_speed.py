@@ -16,7 +16,6 @@ import io
 import json
 import os
 import re
-import time
 import zipfile
 from collections import Counter
 
@@ -24,6 +23,8 @@ from convbench_datasets._resources import read_yaml
 from convbench_datasets.cocoeval import cleaning
 from convbench_datasets.cocoeval.conversations import iq2_source, pins, qmsum_sources
 from convbench_datasets.sources import fetch
+
+from timing import median_time  # benchmarks/timing.py (this folder is on sys.path when a script runs)
 
 # The plain approach's patterns (the markers, stage directions and page headers are the library's own:
 # they were never the slow part).
@@ -74,15 +75,6 @@ def transcripts(sources_dir: str | None) -> list[tuple[list[str], bool, re.Patte
     return meetings
 
 
-def _median(fn, repeat: int):
-    times, result = [], None
-    for _ in range(repeat):
-        start = time.perf_counter()
-        result = fn()
-        times.append(time.perf_counter() - start)
-    return sorted(times)[len(times) // 2], result
-
-
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--sources", default=os.environ.get("CONVBENCH_SOURCES"), help="mirror folder")
@@ -99,8 +91,8 @@ def main() -> None:
         return [cleaning.clean_texts(texts, counts, tokenised=tok, page_headers=headers)
                 for texts, tok, headers in meetings], counts
 
-    plain_s, (plain_texts, plain_counts) = _median(plain, args.repeat)
-    ours_s, (our_texts, our_counts) = _median(ours, args.repeat)
+    plain_s, (plain_texts, plain_counts) = median_time(plain, args.repeat)
+    ours_s, (our_texts, our_counts) = median_time(ours, args.repeat)
     assert our_texts == plain_texts, "cleaned texts differ"
     assert +our_counts == +plain_counts, f"counts differ: {our_counts} vs {plain_counts}"
     turns, chars = sum(len(m[0]) for m in meetings), sum(len(t) for m in meetings for t in m[0])

@@ -28,6 +28,8 @@ import tempfile
 import time
 from pathlib import Path
 
+from timing import median_time  # benchmarks/timing.py (this folder is on sys.path when a script runs)
+
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
 os.environ.setdefault("HF_DATASETS_OFFLINE", "1")
 
@@ -39,15 +41,6 @@ def _import_seconds(module: str) -> float:
     if module == "convbench_datasets" and out[1] == "1":
         raise SystemExit("FAIL: importing convbench_datasets imported torch or transformers")
     return float(out[0])
-
-
-def _median(fn, repeat: int) -> float:
-    times = []
-    for _ in range(repeat):
-        start = time.perf_counter()
-        fn()
-        times.append(time.perf_counter() - start)
-    return statistics.median(times)
 
 
 def main() -> None:
@@ -70,14 +63,14 @@ def main() -> None:
     ours_import = statistics.median(_import_seconds("convbench_datasets") for _ in range(args.repeat))
     ref_import = statistics.median(_import_seconds("datasets") for _ in range(args.repeat))
 
-    ours_build = _median(lambda: build("nc", work / "hub" / "nc", progress=False), args.repeat)
+    ours_build = median_time(lambda: build("nc", work / "hub" / "nc", progress=False), args.repeat)[0]
 
     def reference_build() -> None:
         for i, path in enumerate(raw):
             ds = datasets.load_dataset("json", data_files=path, split="train", cache_dir=tempfile.mkdtemp(dir=work))
             ds.to_parquet(str(work / f"ref-{i}.parquet"))
 
-    ref_build = _median(reference_build, args.repeat)
+    ref_build = median_time(reference_build, args.repeat)[0]
 
     def cold_load() -> None:
         cache = tempfile.mkdtemp(dir=work)
@@ -89,8 +82,8 @@ def main() -> None:
         for path in raw:
             datasets.load_dataset("json", data_files=path, split="train", cache_dir=cache)
 
-    ours_load = _median(cold_load, args.repeat)
-    ref_load = _median(reference_load, args.repeat)
+    ours_load = median_time(cold_load, args.repeat)[0]
+    ref_load = median_time(reference_load, args.repeat)[0]
 
     from convbench_datasets import api, load
     from convbench_datasets.built_rows import read_rows
@@ -104,8 +97,8 @@ def main() -> None:
     warm = 20 * args.repeat
     load("nc", "basic", split="test", cache_dir=cache)  # both copies prepared: what follows is warm
     load_before()
-    ours_warm = _median(lambda: load("nc", "basic", split="test", cache_dir=cache), warm)
-    ref_warm = _median(load_before, warm)
+    ours_warm = median_time(lambda: load("nc", "basic", split="test", cache_dir=cache), warm)[0]
+    ref_warm = median_time(load_before, warm)[0]
     if load("nc", "basic", split="test", cache_dir=cache).to_list() != \
             datasets.load_dataset(str(folder), "basic", split="test").to_list():
         raise SystemExit("FAIL: load() returned other rows than load_dataset(folder)")
@@ -116,12 +109,12 @@ def main() -> None:
     rows_code = f"from convbench_datasets.built_rows import read_rows; read_rows({str(folder)!r}, 'all', 'test')"
     ref_rows_code = ("import datasets; datasets.disable_progress_bars(); "
                      f"datasets.load_dataset({str(folder)!r}, 'all', split='test').to_list()")
-    ours_rows = _median(lambda: fresh(rows_code), args.repeat)
-    ref_rows = _median(lambda: fresh(ref_rows_code), args.repeat)
+    ours_rows = median_time(lambda: fresh(rows_code), args.repeat)[0]
+    ref_rows = median_time(lambda: fresh(ref_rows_code), args.repeat)[0]
     if read_rows(folder, "all", "test") != datasets.load_dataset(str(folder), "all", split="test").to_list():
         raise SystemExit("FAIL: read_rows returned other rows than load_dataset(folder).to_list()")
-    ours_rows_warm = _median(lambda: read_rows(folder, "all", "test"), warm)
-    ref_rows_warm = _median(lambda: datasets.load_dataset(str(folder), "all", split="test").to_list(), warm)
+    ours_rows_warm = median_time(lambda: read_rows(folder, "all", "test"), warm)[0]
+    ref_rows_warm = median_time(lambda: datasets.load_dataset(str(folder), "all", split="test").to_list(), warm)[0]
 
     print(f"{'measure':<40}{'convbench':>12}{'reference':>12}{'ratio':>8}")
     for name, ours, ref in [

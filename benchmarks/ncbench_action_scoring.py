@@ -15,9 +15,10 @@ from __future__ import annotations
 import argparse
 import os
 import random
-import statistics
 import time
 from pathlib import Path
+
+from timing import median_time  # benchmarks/timing.py (this folder is on sys.path when a script runs)
 
 os.environ.setdefault("HF_EVALUATE_OFFLINE", "1")
 os.environ.setdefault("HF_HUB_OFFLINE", "1")
@@ -52,15 +53,6 @@ def _plain_loop(answers, acceptable) -> int:
     return passed
 
 
-def _median(fn, repeat: int) -> tuple[float, object]:
-    times, result = [], None
-    for _ in range(repeat):
-        start = time.perf_counter()
-        result = fn()
-        times.append(time.perf_counter() - start)
-    return statistics.median(times), result
-
-
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--answers-per-row", type=int, default=100)
@@ -75,8 +67,8 @@ def main() -> None:
     patterns = [e.pattern for e in rows] * args.answers_per_row
     sets = [e.set for e in rows] * args.answers_per_row
 
-    direct_s, direct = _median(lambda: score_actions(answers, references, patterns=patterns, sets=sets), args.repeat)
-    plain_s, _ = _median(lambda: _plain_loop(answers, [set(r) for r in references]), args.repeat)
+    direct_s, direct = median_time(lambda: score_actions(answers, references, patterns=patterns, sets=sets), args.repeat)
+    plain_s, _ = median_time(lambda: _plain_loop(answers, [set(r) for r in references]), args.repeat)
 
     start = time.perf_counter()
     import evaluate
@@ -85,7 +77,7 @@ def main() -> None:
     start = time.perf_counter()
     metric = evaluate.load(str(ROOT / "metrics" / "ncbench_action"))
     load_s = time.perf_counter() - start
-    via_s, via = _median(
+    via_s, via = median_time(
         lambda: metric.compute(predictions=answers, references=references, patterns=patterns, sets=sets), args.repeat
     )
     assert via == direct, "evaluate module and direct API disagree"

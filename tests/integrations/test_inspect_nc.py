@@ -27,6 +27,7 @@ from convbench_datasets.runner.backends import Generation  # noqa: E402
 from convbench_datasets.runner.backends.openai_compat import OpenAICompatBackend, RetryPolicy  # noqa: E402
 from tests.integrations.inspect_support import ScriptedBackend, inspect_model, pick, reported, run_inspect  # noqa: E402
 from tests.support.openai_server import affected, label_for, openai_server  # noqa: E402
+from tests.support.scripted import nc_turn  # noqa: E402
 
 # Model turns: the previous AGENT turn again (a repeat), or canned turns, one of them two lines long.
 TURNS = ["REPEAT", "Sure, here it is.", "Could you say that again?", "Okay.\nAnything else?"]
@@ -39,11 +40,7 @@ FAST = RetryPolicy(max_retries=1, base_delay=0.01, max_delay=0.02)
 
 
 def model_turn(messages: list[dict[str, str]]) -> str:
-    turn = pick(json.dumps(messages), TURNS)
-    if turn == "REPEAT":
-        earlier = [m["content"] for m in messages if m["role"] == "assistant"]
-        return earlier[-1] if earlier else "Sure."
-    return turn
+    return nc_turn(messages, TURNS)
 
 
 def judge_answer(messages: list[dict[str, str]]) -> str:

@@ -27,6 +27,7 @@ from tests.integrations.lm_eval_support import (  # noqa: E402
     run_lm_eval,
     samples_file,
 )
+from tests.support.scripted import nc_turn  # noqa: E402
 
 # Model turns: nothing (Silence), the previous AGENT turn again (a Repeat), or canned turns.
 TURNS = ["", "REPEAT", "Sure, here it is.", "Could you say that again?", "Okay.\nAnything else?"]
@@ -43,11 +44,7 @@ SIGNATURE_KEYS = ("benchmark", "config", "limit", "rows", "dataset_fingerprint",
 
 
 def model_turn(messages: list[dict[str, str]]) -> str:
-    chosen = pick(json.dumps(messages), TURNS)
-    if chosen == "REPEAT":
-        earlier = [m["content"] for m in messages if m["role"] == "assistant"]
-        return earlier[-1] if earlier else "Sure."
-    return chosen
+    return nc_turn(messages, TURNS)
 
 
 def judge_answer(messages: list[dict[str, str]]) -> str:

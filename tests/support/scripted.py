@@ -4,6 +4,7 @@ inspect_ai or lm-eval and to convbench's own runner, so their numbers can be com
 from __future__ import annotations
 
 import hashlib
+import json
 from collections.abc import Callable, Iterator, Sequence
 
 from convbench_datasets.runner.backends import Backend, Generation, GenerationParams
@@ -21,6 +22,16 @@ IDENTIFY_KEYS = ("precision", "recall", "f1", "precision_containing", "recall_co
 def pick(text: str, choices: Sequence[str]) -> str:
     """A choice that depends only on ``text`` (sha256, so the same on every run and machine)."""
     return choices[hashlib.sha256(text.encode("utf-8")).digest()[0] % len(choices)]
+
+
+def nc_turn(messages: list[dict[str, str]], turns: Sequence[str]) -> str:
+    """An NC-Bench next turn picked from ``turns`` by the transcript; ``REPEAT`` says the previous
+    assistant turn again (``Sure.`` when there is none)."""
+    chosen = pick(json.dumps(messages), turns)
+    if chosen == "REPEAT":
+        earlier = [m["content"] for m in messages if m["role"] == "assistant"]
+        return earlier[-1] if earlier else "Sure."
+    return chosen
 
 
 def nico_turn(messages: list[dict[str, str]]) -> str:
