@@ -33,11 +33,10 @@ from .cache import ResponseCache
 from .run_folder import (
     RunResult,
     check_complete,
-    check_run_out,
     dataset_fingerprint,
     read_folder,
     row_id,
-    run_lock,
+    run_folder,
     write_atomic,
     write_folder,
 )
@@ -86,8 +85,8 @@ def run(
     options = _judge_options(judge_options, len(judges))
     plan = bench.plan(settings, dataset=dataset, sources=sources)
     path = Path(out)
-    check_run_out(path)  # a typo in --out must never write into a user's folder
-    with run_lock(path), open_cache(cache) as store:
+    # a typo in --out must never write into a user's folder; shards of one run never share one
+    with run_folder(path, None if shard is None else f"{shard[0]}/{shard[1]}"), open_cache(cache) as store:
         selected = plan.rows()
         if limit is not None:
             selected = selected[:limit]

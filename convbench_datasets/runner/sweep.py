@@ -48,6 +48,7 @@ from typing import Any
 
 from .._version import __version__
 from ..errors import ConvbenchError
+from ..out_folder import replaceable_entries
 from .run_folder import check_run_out, hold_lock, write_atomic
 from .sweep_file import BACKEND_KEYS, CellDefinition, Endpoint, SweepFile, read_sweep
 
@@ -344,14 +345,14 @@ def _check_out(out: Path, cells: list[CellDefinition]) -> None:
     for cell in cells:
         try:
             check_run_out(out / cell.name)
-        except ConvbenchError:
-            raise ConvbenchError(f"{out / cell.name}, the folder of cell {cell.name}, is neither missing, empty nor a "
-                                 "run folder (it holds files a run does not write), and is never written into: give "
-                                 "the sweep another `out`") from None
-    report = out / REPORT
-    if report.exists() and not (report.is_dir() and (not any(report.iterdir()) or (report / "report.html").is_file())):
-        raise ConvbenchError(f"{report} exists and is not a convbench report (no report.html); give the sweep "
-                             "another `out`")
+        except ConvbenchError as err:
+            reason = str(err).removesuffix("; give another --out")
+            raise ConvbenchError(f"the folder of cell {cell.name}: {reason}; give the sweep another `out`") from None
+    try:
+        replaceable_entries((out / REPORT).resolve(), kind="report")
+    except ConvbenchError as err:
+        reason = str(err).removesuffix("; choose another --out")
+        raise ConvbenchError(f"the sweep's report folder: {reason}; give the sweep another `out`") from None
 
 
 def _save(result: SweepResult, sweep: SweepFile) -> None:
