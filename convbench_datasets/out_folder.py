@@ -4,7 +4,8 @@ A build may write into a missing or empty folder, or replace an earlier build, r
 file :data:`MARKER` that every build writes: JSON with the benchmark, the convbench version and every
 file the build wrote. A folder with anything else in it (hidden entries only included: a home folder
 holds nothing but dotfiles) is refused, naming the folder, so a typo in ``--out`` cannot touch a
-user's files. ``convbench metrics export`` follows the same rules with the same marker (``kind="export"``).
+user's files. ``convbench metrics export`` (``kind="export"``) and ``convbench report`` (``kind="report"``)
+follow the same rules with the same marker; each kind replaces only a folder of its own kind.
 
 Replacing never moves the folder itself (its inode, mode and hidden entries such as ``.git`` stay put):
 the earlier build's files move into a fresh ``.NAME.old-XXXX`` folder beside it, the new files move
@@ -23,6 +24,8 @@ import os
 import re
 import shutil
 import tempfile
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 from ._version import __version__
@@ -30,6 +33,31 @@ from .errors import BuildError
 from .processes import HOST, pid_alive
 
 MARKER = ".convbench-build"
+
+
+# what each kind of folder names in its marker: a folder of one kind is never replaced by another kind
+MARKER_KEYS = {"build": "benchmark", "export": "metric", "report": "report"}
+
+
+@contextmanager
+def staged(out: str | os.PathLike[str], name: str, kind: str = "build") -> Iterator[Path]:
+    """Write a folder of ``kind`` (``build``, ``export``, ``report``) at ``out`` all at once: refuse a folder
+    that is not missing, empty or an earlier one of that kind (before anything is written), yield a fresh
+    staging folder for the block to fill, then mark it (``name`` under :data:`MARKER_KEYS`' key) and swap it
+    in. If the block fails, ``out`` is as it was and the staging folder is removed. Nothing is written
+    through a symbolic link: the new files are created in the fresh staging folder and moved in whole.
+    """
+    target = Path(out).resolve()
+    replaced = replaceable_entries(target, kind)
+    target.parent.mkdir(parents=True, exist_ok=True)
+    staging = make_staging(target)
+    try:
+        yield staging
+        write_marker(staging, name, key=MARKER_KEYS[kind])
+        swap_in(staging, target, replaced)
+    except BaseException:
+        shutil.rmtree(staging, ignore_errors=True)
+        raise
 
 
 def write_marker(folder: Path, benchmark: str, key: str = "benchmark") -> None:
@@ -83,12 +111,17 @@ def _files_of_earlier_build(target: Path, kind: str = "build") -> set[str]:
         raise BuildError(f"output folder {target} is not empty and is not a convbench {kind} (no {MARKER} "
                          f"file){hint}; choose another --out")
     try:
-        files = json.loads(marker.read_text(encoding="utf-8"))["files"]
+        record = json.loads(marker.read_text(encoding="utf-8"))
+        files = record["files"]
         if not isinstance(files, list) or not all(isinstance(f, str) for f in files):
             raise TypeError("'files' is not a list of paths")
     except (ValueError, KeyError, TypeError) as err:
         raise BuildError(f"output folder {target}: {marker} is not a convbench {kind} marker ({err}); "
                          "choose another --out") from None
+    if MARKER_KEYS.get(kind, kind) not in record:
+        other = next((k for k, key in MARKER_KEYS.items() if key in record), "other")
+        raise BuildError(f"output folder {target} is a convbench {other}, not a {kind}, and is never replaced by one; "
+                         "choose another --out")
     return set(files)
 
 

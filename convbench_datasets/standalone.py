@@ -21,7 +21,6 @@ from __future__ import annotations
 
 import ast
 import re
-import shutil
 import sys
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -29,7 +28,7 @@ from pathlib import Path
 from ._resources import bundled_dir
 from ._version import __version__
 from .errors import ConvbenchError
-from .out_folder import make_staging, replaceable_entries, swap_in, write_marker
+from .out_folder import replaceable_entries, staged
 
 PACKAGE = "convbench_datasets"
 VENDOR = "_convbench_scoring"  # the generated file's module name, beside <name>.py
@@ -92,20 +91,12 @@ def export_metric(name: str, out: str | Path) -> Path:
     Raises:
         BuildError: ``out`` holds files no export wrote (the message names the folder).
     """
-    target = Path(out).resolve()
-    replaced = replaceable_entries(target, kind="export")
+    replaceable_entries(Path(out).resolve(), kind="export")  # a user's folder is refused before any work
     files = standalone_metric_files(name)
-    target.parent.mkdir(parents=True, exist_ok=True)
-    staging = make_staging(target)
-    try:
+    with staged(out, name, kind="export") as staging:
         for filename, data in files.items():
             (staging / filename).write_bytes(data)
-        write_marker(staging, name, key="metric")
-        swap_in(staging, target, replaced)
-    except BaseException:
-        shutil.rmtree(staging, ignore_errors=True)
-        raise
-    return target
+    return Path(out).resolve()
 
 
 # --- the metric module ---------------------------------------------------------------------------

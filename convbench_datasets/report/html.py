@@ -23,6 +23,7 @@ from typing import Any
 
 from .._version import __version__
 from ..nc.paper_results import paper_results
+from ..out_folder import replaceable_entries, staged
 from ..scoring.paired import compare_nc_runs
 from .figures import MISSING, cocoeval_figure, cocoeval_source_figure, nc_figure
 from .judges import judge_tables
@@ -258,10 +259,20 @@ def write_report(paths: list[str | os.PathLike[str]], out: str | os.PathLike[str
 
     ``reference`` (default) shows the NC-Bench paper's published results beside the runs, marked;
     ``reference=False`` (``convbench report --no-reference``) leaves them out.
+
+    ``out`` must be missing, empty or an earlier report (its ``.convbench-build`` marker lists the files
+    it wrote); anything else is refused before any work, untouched. The report is written into a staging
+    folder beside ``out`` and swapped in whole, so a report that fails leaves the earlier one as it was
+    and no file is ever written through a symbolic link (see :func:`convbench_datasets.out_folder.staged`).
     """
+    replaceable_entries(Path(out).resolve(), kind="report")  # a user's folder: refused before any work
     runs = load_runs(paths)
-    folder = Path(out)
-    folder.mkdir(parents=True, exist_ok=True)
+    with staged(out, "convbench report", kind="report") as folder:
+        _write_page(runs, folder, reference)
+    return Path(out).resolve() / "report.html"
+
+
+def _write_page(runs: list[Run], folder: Path, reference: bool) -> None:
     parts = [f"<!doctype html><html lang='en'><head><meta charset='utf-8'><title>convbench report</title>"
              f"<style>{_STYLE}</style></head><body><h1>convbench report</h1>"
              f"<p>{len(runs)} run(s); made by convbench {html.escape(__version__)}.</p>"]
@@ -275,6 +286,4 @@ def write_report(paths: list[str | os.PathLike[str]], out: str | os.PathLike[str
         signature = json.dumps(run.signature, indent=2, ensure_ascii=False)
         parts.append(f"<h3>{html.escape(run.name)}</h3><pre>{html.escape(signature, quote=False)}</pre>")
     parts.append("</body></html>")
-    page = folder / "report.html"
-    page.write_text("\n".join(parts), encoding="utf-8")
-    return page
+    (folder / "report.html").write_text("\n".join(parts), encoding="utf-8")

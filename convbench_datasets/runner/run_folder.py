@@ -5,13 +5,13 @@ from __future__ import annotations
 import hashlib
 import json
 import os
-import re
 from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from .._version import __version__
 from ..atomic import write_atomic
 from ..errors import ConvbenchError
 from ..jsonfiles import read_json, read_jsonl
@@ -44,10 +44,53 @@ class RunResult:
         return pd.DataFrame(rows)
 
 
+MARKER = ".convbench-run"  # written first into every folder a run, merge or import takes: what makes it a run folder
+RUN_FILES = ("records.jsonl", "results.json")  # what a run writes into its folder (beside its marker and ``.lock``)
+
+
+@contextmanager
+def run_folder(folder: Path, shard: str | None = None) -> Iterator[None]:
+    """Take ``folder`` for one run (``shard``: ``"I/N"`` for a shard of a run, else None) and hold it.
+
+    The folder is checked (:func:`check_run_out`), created if missing, marked (:data:`MARKER`, written
+    before anything else so that a killed run's folder is recognised as the run's) and locked. When the
+    block fails before ``results.json`` is written, a folder that held no run before is left as it was:
+    the marker and lock go again, and a folder the run created is removed.
+    """
+    check_run_out(folder, shard)
+    created = not folder.exists()
+    marked = (folder / MARKER).is_file()
+    folder.mkdir(parents=True, exist_ok=True)
+    try:
+        with hold_lock(folder / ".lock", f"another convbench process is running into {folder}; use another --out"):
+            if not marked:
+                write_atomic(folder / MARKER, json.dumps({"convbench_run": 1, "convbench": __version__,
+                                                          "shard": shard}) + "\n")
+            yield
+    except BaseException:
+        if not marked and not (folder / "results.json").exists():
+            _unmark(folder, created)
+        raise
+
+
+def _unmark(folder: Path, created: bool) -> None:
+    """Undo what taking ``folder`` wrote (its marker and lock; the folder itself if the run created it)."""
+    for name in (MARKER, ".lock"):
+        try:
+            (folder / name).unlink(missing_ok=True)
+        except OSError:
+            pass
+    if created:
+        try:
+            folder.rmdir()  # only if empty: never a file the run did not write
+        except OSError:
+            pass
+
+
 @contextmanager
 def run_lock(folder: Path) -> Iterator[None]:
-    """Hold the run folder for one process: a second run into the same folder fails at once, clearly."""
-    folder.mkdir(parents=True, exist_ok=True)
+    """Hold an existing run folder for one process (a reader that must see no run write it): a second
+    holder fails at once, clearly."""
     with hold_lock(folder / ".lock", f"another convbench process is running into {folder}; use another --out"):
         yield
 
@@ -55,8 +98,13 @@ def run_lock(folder: Path) -> Iterator[None]:
 @contextmanager
 def hold_lock(path: Path, busy: str) -> Iterator[None]:
     """An exclusive lock on the file ``path`` for as long as the block runs; ``busy`` is the error when another
-    process holds it. The file is opened to append, so a file of that name loses nothing."""
-    with open(path, "a") as handle:
+    process holds it. The file is opened to append (a file of that name loses nothing) and never through a
+    symbolic link (which could point at a file of someone else's)."""
+    try:
+        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_APPEND | getattr(os, "O_NOFOLLOW", 0), 0o666)
+    except OSError as err:
+        raise ConvbenchError(f"cannot take the lock file {path} ({err.strerror or err})") from None
+    with os.fdopen(fd, "a") as handle:
         try:
             import fcntl
 
@@ -68,55 +116,69 @@ def hold_lock(path: Path, busy: str) -> Iterator[None]:
         yield
 
 
-RUN_FILES = ("records.jsonl", "results.json")  # what a run writes into its folder (beside its ``.lock``)
-# a temporary file of write_atomic's (``.results.json.k2x_9q0a.tmp``) that a run killed while writing left
-_LEFT_BY_A_RUN = re.compile(r"\.(?:%s)\.[A-Za-z0-9_]+\.tmp" % "|".join(re.escape(name) for name in RUN_FILES))
-
-
-def check_run_out(folder: Path) -> None:
-    """Refuse ``folder`` as a run folder to write unless it is missing, a run folder already (it holds
-    ``results.json``) or holds nothing but what a run writes: ``.lock``, ``records.jsonl`` (as a run writes
-    it: a JSON object a line) and the temporary files of the atomic writes of it and ``results.json`` (a
-    run killed half way leaves them). A typo in ``--out`` must never write into a user's folder: any other
-    entry refuses it.
+def check_run_out(folder: Path, shard: str | None = None) -> None:
+    """Refuse ``folder`` as the folder of a run unless it is missing, empty, or a run folder: it holds the
+    :data:`MARKER` file that every run writes first. A typo in ``--out`` must never write into a user's
+    folder, so any other folder, one with a ``results.json`` of its own or only hidden files included, is
+    refused untouched. A run folder of a shard is refused for another shard or an unsharded run (and the
+    other way round): shards given one ``--out`` would replace each other.
 
     Example:
         >>> import tempfile
         >>> folder = Path(tempfile.mkdtemp())
-        >>> _ = (folder / "records.jsonl").write_text('{"id": 1}\\n')  # killed before results.json
-        >>> _ = (folder / ".results.json.k2x_9q0a.tmp").write_text("{")
-        >>> check_run_out(folder)
-        >>> _ = (folder / "notes.txt").write_text("mine")
+        >>> check_run_out(folder)  # empty
+        >>> _ = (folder / "results.json").write_text("{}")
         >>> check_run_out(folder)  # doctest: +ELLIPSIS
         Traceback (most recent call last):
-        convbench_datasets.errors.ConvbenchError: ... it holds notes.txt, which a run does not write, and is never written into; give another --out
+        convbench_datasets.errors.ConvbenchError: ... is not empty and is not a run folder (no .convbench-run): it holds results.json...
+        >>> _ = (folder / ".convbench-run").write_text("")  # adopted by hand: now it is one
+        >>> check_run_out(folder)
     """
-    if not folder.exists():
+    if not os.path.lexists(folder):
         return
     if not folder.is_dir():
         raise ConvbenchError(f"{folder} exists and is not a folder; give another --out")
-    if (folder / "results.json").is_file():
+    marker = folder / MARKER
+    if marker.is_file() and not marker.is_symlink():
+        _check_same_shard(folder, shard)
         return
-    foreign = sorted(entry for entry in os.listdir(folder) if not _left_by_a_run(folder, entry))
-    if not foreign:
+    entries = sorted(os.listdir(folder))
+    if not entries:
         return
-    shown = ", ".join(foreign[:3]) + (f" and {len(foreign) - 3} more" if len(foreign) > 3 else "")
-    raise ConvbenchError(f"{folder} is not empty and is not a run folder (no results.json): it holds {shown}, "
-                         "which a run does not write, and is never written into; give another --out")
+    shown = ", ".join(entries[:3]) + (f" and {len(entries) - 3} more" if len(entries) > 3 else "")
+    hint = (f" (a run folder from a convbench that wrote no marker: `touch {marker}` adopts it)"
+            if (folder / "results.json").is_file() else "")
+    raise ConvbenchError(f"{folder} is not empty and is not a run folder (no {MARKER}): it holds {shown}, "
+                         f"and is never written into{hint}; give another --out")
 
 
-def _left_by_a_run(folder: Path, entry: str) -> bool:
-    path = folder / entry
-    if not (entry == ".lock" or entry in RUN_FILES or _LEFT_BY_A_RUN.fullmatch(entry)):
-        return False
-    if not path.is_file() or path.is_symlink():
-        return False
-    if entry == "records.jsonl":  # written whole (atomically) by a run: a JSON object a line, or nothing
-        try:
-            return all(isinstance(record, dict) for _, record in read_jsonl(path))
-        except (ConvbenchError, OSError, UnicodeDecodeError, ValueError):
-            return False
-    return True
+def _check_same_shard(folder: Path, shard: str | None) -> None:
+    """Refuse a run folder of another shard (or of an unsharded run, for a shard, and the other way round)."""
+    held = _shard_of(folder)
+    if held == shard:
+        return
+    what = f"shard {held} of a run" if held else "an unsharded run"
+    wanted = f"shard {shard}" if shard else "an unsharded run (or a merge)"
+    raise ConvbenchError(f"{folder} holds {what}; {wanted} needs a folder of its own, or they would replace each "
+                         "other: give another --out")
+
+
+def _shard_of(folder: Path) -> str | None:
+    """The shard (``"I/N"``) a run folder holds: its marker's, else its results' signature's, else None."""
+    try:
+        recorded = json.loads((folder / MARKER).read_text(encoding="utf-8") or "{}")
+    except (OSError, ValueError):
+        recorded = {}
+    if isinstance(recorded, dict) and isinstance(recorded.get("shard"), str):
+        return recorded["shard"]
+    try:
+        signature = read_json(folder / "results.json").get("signature") or {}
+    except (ConvbenchError, OSError, AttributeError):
+        return None
+    shard = signature.get("shard") if isinstance(signature, dict) else None
+    if isinstance(shard, dict) and isinstance(shard.get("index"), int) and isinstance(shard.get("count"), int):
+        return f"{shard['index']}/{shard['count']}"
+    return None
 
 
 def write_folder(path: Path, records: list[dict[str, Any]], results: dict[str, Any]) -> None:

@@ -32,7 +32,7 @@ from pathlib import Path
 from typing import Any, TypeVar
 
 from ..errors import ConvbenchError
-from .run_folder import RunResult, check_complete, check_run_out, read_folder, row_id, run_lock, write_folder
+from .run_folder import RunResult, check_complete, check_run_out, read_folder, row_id, run_folder, run_lock, write_folder
 
 SHARD_BY = "position"
 _SHARD = re.compile(r"^\s*(\d+)\s*/\s*(\d+)\s*$")
@@ -110,11 +110,11 @@ def merge_runs(runs: Sequence[str | os.PathLike[str]], out: str | os.PathLike[st
     if not runs:
         raise ConvbenchError("convbench merge needs the shard folders of one run")
     target = Path(out)
-    check_run_out(target)
     folders = [Path(run) for run in runs]
     for folder in folders:
         if folder.resolve() == target.resolve():
             raise ConvbenchError(f"--out {target} is one of the shards being merged; give another --out")
+    check_run_out(target)
     seen: dict[Path, Path] = {}
     for folder in folders:
         if folder.resolve() in seen:
@@ -139,7 +139,7 @@ def merge_runs(runs: Sequence[str | os.PathLike[str]], out: str | os.PathLike[st
             raise ConvbenchError(f"the shards' {len(merged)} rows are not the {signature.get('rows')} rows of the run "
                                  f"their signature declares (row ids differ from row_ids_sha256 {expected[:12]}...): "
                                  "were records edited? Rerun the shards")
-        stack.enter_context(run_lock(target))
+        stack.enter_context(run_folder(target))  # marked as a run folder before anything is written
         from ..registry import DEFAULT_RUN_BENCHMARK, get_benchmark
 
         # what re-scoring cannot recompute (a model's figure), joined from the shards by their benchmark

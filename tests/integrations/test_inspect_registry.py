@@ -86,7 +86,7 @@ def test_import_inspect_refuses_what_it_cannot_import(nc_built: Path, tmp_path: 
         err = capsys.readouterr().err
         assert err.startswith("convbench: error: ") and message in err and err.count("\n") == 1, err
     assert main(["import-inspect", good.location, "--out", str(busy)]) == 1
-    assert "neither missing, empty nor a run folder" in capsys.readouterr().err
+    assert "is not empty and is not a run folder (no .convbench-run)" in capsys.readouterr().err
     assert (busy / "notes.txt").read_text() == "mine" and not (busy / "records.jsonl").exists()
     # an earlier run folder is replaced
     assert main(["import-inspect", good.location, "--out", str(tmp_path / "run")]) == 0

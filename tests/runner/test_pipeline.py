@@ -157,8 +157,8 @@ def test_score_checks_hand_edited_records(nc_built: Path, tmp_path: Path, capsys
 
 def test_one_run_folder_one_process(nc_built: Path, tmp_path: Path) -> None:
     from convbench_datasets.errors import ConvbenchError
-    from convbench_datasets.runner.run_folder import run_lock
+    from convbench_datasets.runner.run_folder import run_folder
 
-    with run_lock(tmp_path / "run"), pytest.raises(ConvbenchError, match="another convbench process is running into"):
+    with run_folder(tmp_path / "run"), pytest.raises(ConvbenchError, match="another convbench process is running into"):
         run_nc(model="baseline:repeat", judge="baseline:silence", out=tmp_path / "run", config="basic", limit=2,
                dataset=nc_built, cache=tmp_path / "c.sqlite", progress=False)

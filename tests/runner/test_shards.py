@@ -141,7 +141,7 @@ def test_merge_never_writes_into_a_users_folder(small_shards: list[Path], tmp_pa
     mine = tmp_path / "mine"
     mine.mkdir()
     (mine / "notes.txt").write_text("my notes", encoding="utf-8")
-    with pytest.raises(ConvbenchError, match=rf"^{_e(mine)} is not empty and is not a run folder \(no results.json\)"):
+    with pytest.raises(ConvbenchError, match=rf"^{_e(mine)} is not empty and is not a run folder \(no \.convbench-run\)"):
         merge_runs(small_shards, mine)
     assert sorted(p.name for p in mine.iterdir()) == ["notes.txt"]
     with pytest.raises(ConvbenchError, match="is one of the shards being merged"):

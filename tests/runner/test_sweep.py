@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import importlib.util
 import json
+import re
 import socket
 import time
 from pathlib import Path
@@ -492,30 +493,31 @@ def test_a_bad_tokenizer_is_found_before_anything_runs_and_a_bad_split_before_an
 
 
 def test_a_folder_a_killed_run_left_is_taken_and_a_users_is_not(nico_built: Path, tmp_path: Path) -> None:
-    # a run killed after records.jsonl and before results.json, mid-way through an atomic write, holding its lock
+    # a run killed after taking its folder (the marker is written first) and records.jsonl, before results.json,
+    # mid-way through an atomic write, holding its lock
     sweep = {"out": str(tmp_path / "sweep"), "models": ["baseline:silence"],
              "benchmarks": {"nico": {"dataset": str(nico_built), "task": "open_domain", "split": "train", "limit": 2}}}
     folder = tmp_path / "sweep" / "nico" / "baseline-silence" / "dataset=nico,limit=2,split=train,task=open_domain"
     folder.mkdir(parents=True)
+    (folder / ".convbench-run").write_text('{"convbench_run": 1, "shard": null}\n', encoding="utf-8")
     (folder / "records.jsonl").write_text('{"id": "a"}\n{"id": "b"}\n', encoding="utf-8")
     for left in (".lock", ".results.json.k2x_9q0a.tmp", ".records.jsonl.abcdefgh.tmp"):
         (folder / left).write_text("{", encoding="utf-8")
     (cell,) = run_sweep(sweep, progress=False).cells
     assert cell.status == "ok" and json.loads((folder / "results.json").read_text())["n"] == 2
-    # a user's folder: one entry a run does not write (or a records.jsonl that is not a run's) refuses it
+    # the same files without the marker are a user's: whatever they are named, they refuse the folder
     from convbench_datasets.runner.run_folder import check_run_out
 
-    for name, text in (("notes.txt", "mine"), (".results.json.tmp", "{"), ("my.results.json.k2x_9q0a.tmp", "{"),
-                       ("records.jsonl", "my own lines\n"), ("records.jsonl", '["a list"]\n')):
+    for name, text in (("records.jsonl", '{"id": "a"}\n'), (".lock", ""), (".results.json.k2x_9q0a.tmp", "{"),
+                       ("results.json", "{}"), ("notes.txt", "mine")):
         mine = tmp_path / "mine" / name
         mine.parent.mkdir(exist_ok=True)
-        (mine.parent / ".lock").write_text("")
         mine.write_text(text, encoding="utf-8")
-        with pytest.raises(ConvbenchError, match=rf"is not empty and is not a run folder \(no results.json\): it holds "
-                                                 rf"{name}, which a run does not write"):
+        with pytest.raises(ConvbenchError, match=rf"is not empty and is not a run folder \(no \.convbench-run\): it "
+                                                 rf"holds {re.escape(name)}, and is never written into"):
             check_run_out(mine.parent)
         mine.unlink()
-    check_run_out(tmp_path / "mine")  # the lock alone: taken
+    check_run_out(tmp_path / "mine")  # empty: taken
 
 
 def _rewrite_reversed(parquet: Path) -> None:

@@ -36,7 +36,7 @@ from ..._version import __version__
 from ...errors import ConvbenchError
 from ...runner.backends import Generation
 from ...runner.backends.openai_compat import reply_error
-from ...runner.run_folder import RunResult, row_id, run_lock, write_folder
+from ...runner.run_folder import RunResult, check_run_out, row_id, run_folder, write_folder
 from ._common import GRADER_ROLE
 
 # the metadata key that marks each benchmark's score among a sample's scores
@@ -73,11 +73,11 @@ def import_inspect_log(log: str | os.PathLike[str] | EvalLog, out: str | os.Path
     limit = _limit(samples, settings, where, epoch)
     records = _RECORDS[benchmark](samples, settings)
     folder = Path(out)
-    _check_out(folder)
+    check_run_out(folder)  # before any work: a user's folder is never written into
     signature = _signature(eval_log, settings, samples, where, epoch, limit)
     declared = {"signature": signature, "stats": _stats(eval_log), "row_ids": [row_id(r) for r in records],
                 **_bertscore(records, settings)}
-    with run_lock(folder):
+    with run_folder(folder):
         write_folder(folder, records, declared)
     from ...runner import score_run
 
@@ -106,11 +106,6 @@ def _read(path: str) -> EvalLog:
         return read_eval_log(path)
     except Exception as err:  # inspect raises several kinds for a damaged or foreign file
         raise ConvbenchError(f"{path}: cannot read it as an inspect log ({type(err).__name__}: {err})") from None
-
-
-def _check_out(folder: Path) -> None:
-    if folder.exists() and (not folder.is_dir() or (any(folder.iterdir()) and not (folder / "results.json").is_file())):
-        raise ConvbenchError(f"{folder}: neither missing, empty nor a run folder; give another --out")
 
 
 def _in_dataset_order(samples: list[EvalSample], row_ids: Sequence[str] | None, where: str) -> list[EvalSample]:
