@@ -74,6 +74,7 @@ def test_import_inspect_refuses_what_it_cannot_import(nc_built: Path, tmp_path: 
     busy = tmp_path / "busy"
     busy.mkdir()
     (busy / "notes.txt").write_text("mine")
+    (busy / "results.json").write_text("{}")  # a results.json of the user's makes no run folder (#19)
     cases = [
         ([foreign.location], "not a log of a convbench task (its eval metadata has no 'convbench' entry)"),
         ([good.location, "--epoch", "2"], "no samples of epoch 2 (the log holds epochs [1])"),
@@ -88,6 +89,7 @@ def test_import_inspect_refuses_what_it_cannot_import(nc_built: Path, tmp_path: 
     assert main(["import-inspect", good.location, "--out", str(busy)]) == 1
     assert "is not empty and is not a run folder (no .convbench-run)" in capsys.readouterr().err
     assert (busy / "notes.txt").read_text() == "mine" and not (busy / "records.jsonl").exists()
+    assert (busy / "results.json").read_text() == "{}"
     # an earlier run folder is replaced
     assert main(["import-inspect", good.location, "--out", str(tmp_path / "run")]) == 0
     assert main(["import-inspect", good.location, "--out", str(tmp_path / "run")]) == 0

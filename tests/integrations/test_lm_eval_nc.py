@@ -72,6 +72,14 @@ def test_score_from_lm_eval_is_run_nc_on_the_same_answers(basic_samples: tuple[P
                                                           nc_built: Path, tmp_path: Path,
                                                           capsys: pytest.CaptureFixture[str]) -> None:
     samples, results, lm = basic_samples
+    # a folder of the user's with a results.json of its own is refused untouched (#19)
+    mine = tmp_path / "mine"
+    mine.mkdir()
+    (mine / "results.json").write_text('{"mine": 1}')
+    assert main(["score", "--from-lm-eval", str(samples), "--judge", "baseline:smoke-judge", "--out", str(mine),
+                 "--dataset", str(nc_built), "--cache", str(tmp_path / "c.sqlite"), "--no-progress"]) == 1
+    assert "is not a run folder (no .convbench-run)" in capsys.readouterr().err
+    assert [p.name for p in mine.iterdir()] == ["results.json"] and (mine / "results.json").read_text() == '{"mine": 1}'
     out = tmp_path / "from-lm-eval"
     assert main(["score", "--from-lm-eval", str(samples), "--judge", "baseline:smoke-judge", "--out", str(out),
                  "--dataset", str(nc_built), "--cache", str(tmp_path / "c.sqlite"), "--no-progress"]) == 0
