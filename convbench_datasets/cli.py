@@ -38,14 +38,17 @@ def _shard(text: str) -> tuple[int, int]:
 def _command(commands: Any, name: str, summary: str) -> argparse.ArgumentParser:
     """A subcommand whose one-line ``summary`` is both its line in ``convbench --help`` and the
     description of ``convbench NAME --help``. argparse %-formats help strings (a literal % must be
-    doubled there) but not descriptions, so the summary is written once, as the user reads it."""
-    return commands.add_parser(name, help=summary.replace("%", "%%"), description=summary)
+    doubled there) but not descriptions, so the summary is written once, as the user reads it. Prefixes of
+    flags are not read as the flag (``allow_abbrev=False``): ``--api-key KEY`` would otherwise be
+    ``--api-key-env KEY``, and the key then shown as a variable's name."""
+    return commands.add_parser(name, help=summary.replace("%", "%%"), description=summary, allow_abbrev=False)
 
 
 def _parser() -> argparse.ArgumentParser:
     parser = argparse.ArgumentParser(
         prog="convbench",
         description="Build, run and score conversation benchmarks (NC-Bench, NICO, CoCoEvalBench).",
+        allow_abbrev=False,
     )
     parser.add_argument("--version", action="version", version=f"convbench {__version__}")
     commands = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
@@ -605,8 +608,32 @@ def main(argv: Sequence[str] | None = None) -> int:
         return _main(argv)
 
 
+# flags a user may try for the key itself (spelled without dashes, - or _), and cut-short --api-key-env:
+# refused before argparse, whose "unrecognized arguments" error would print the key that follows
+_KEY_FLAGS = {"apikey", "openaiapikey", "key", "token"}
+
+
+def _key_flag(name: str) -> bool:
+    spelled = name.lstrip("-").replace("-", "").replace("_", "").lower()
+    return spelled in _KEY_FLAGS or (spelled.startswith("api") and spelled != "apikeyenv"
+                                     and ("apikeyenv".startswith(spelled) or spelled.startswith("apikey")))
+
+
+def _refuse_key_flags(argv: Sequence[str]) -> None:
+    """Refuse ``--api-key KEY`` and the like by name, without showing the value given with it."""
+    for arg in argv:
+        if arg == "--":
+            return
+        name = arg.partition("=")[0]
+        if name.startswith("--") and _key_flag(name):
+            raise ConvbenchError(f"there is no {name} flag: a key on the command line stays in shell histories and "
+                                 "logs; put it in an environment variable and name that variable with --api-key-env "
+                                 "NAME (default OPENAI_API_KEY). The value given with it is not shown")
+
+
 def _main(argv: Sequence[str] | None) -> int:
     try:
+        _refuse_key_flags(sys.argv[1:] if argv is None else argv)
         args = _parser().parse_args(argv)  # inside: `convbench --help | head -1` is a closed pipe too
         COMMANDS[args.command](args)
         sys.stdout.flush()  # a reader that left shows here, not as a traceback at interpreter exit

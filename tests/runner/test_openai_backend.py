@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import pytest
 
+from convbench_datasets.errors import ConvbenchError
 from convbench_datasets.runner.backends import GenerationParams
 from convbench_datasets.runner.backends.openai_compat import BackendError, OpenAICompatBackend, RetryPolicy
 from tests.support.openai_server import ServerState, label_for, openai_server
@@ -98,8 +99,11 @@ def test_redirects_are_refused_and_the_key_stays_home(monkeypatch: pytest.Monkey
 
 
 def test_recorded_url_has_no_credentials() -> None:
-    backend = OpenAICompatBackend("m", base_url="https://user:hunter2@example.org:8443/v1?token=abc")
+    backend = OpenAICompatBackend("m", base_url="https://example.org:8443/v1?token=abc")
     assert backend.identity()["base_url"] == "https://example.org:8443/v1"
+    with pytest.raises(ConvbenchError, match="carries user-info") as err:  # issue 19: refused, never looked up
+        OpenAICompatBackend("m", base_url="https://user:hunter2@example.org:8443/v1")
+    assert "hunter2" not in str(err.value) and "https://user" not in str(err.value)
     with pytest.raises(Exception, match="must start with http"):
         OpenAICompatBackend("m", base_url="localhost:8000/v1")
 

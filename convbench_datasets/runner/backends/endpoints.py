@@ -42,32 +42,79 @@ _UNREACHABLE_ERRNOS = {errno.ECONNREFUSED, errno.EHOSTUNREACH, errno.ENETUNREACH
 
 @functools.lru_cache(maxsize=1024)  # called for every request: a pool's few URLs, parsed once
 def public_url(url: str) -> str:
-    """``url`` without user-info or query string, for records and messages."""
+    """``url`` without user-info or query string, for records and messages (a port that is no number is
+    left out: urllib's error would quote it, and it may be a key typed in the wrong place).
+
+    Example:
+        >>> public_url("http://user:sk-1234@host:8000/v1?key=x"), public_url("http://[::1]:8000/v1")
+        ('http://host:8000/v1', 'http://[::1]:8000/v1')
+    """
     parts = urllib.parse.urlsplit(url)
     host = parts.hostname or ""
-    if parts.port:
-        host = f"{host}:{parts.port}"
+    if ":" in host:  # an IPv6 address keeps its brackets
+        host = f"[{host}]"
+    try:
+        port = parts.port
+    except ValueError:
+        port = None
+    if port:
+        host = f"{host}:{port}"
     return urllib.parse.urlunsplit((parts.scheme, host, parts.path, "", ""))
+
+
+def url_problem(url: str) -> str | None:
+    """Why ``url`` cannot be a base URL, or None. Credentials in it (``http://user:KEY@host``) are refused:
+    urllib would take them for part of the host name, look that name up (sending the key to the DNS
+    resolver) and quote it in its errors; the key belongs in an environment variable (``--api-key-env``).
+    A message never shows more of the URL than :func:`public_url`.
+
+    Example:
+        >>> url_problem("http://user:sk-1234@host/v1")
+        'base URL http://host/v1 carries user-info (user:password@): convbench never sends credentials from a URL; put the key in an environment variable and name it with --api-key-env (default OPENAI_API_KEY)'
+        >>> url_problem("http://host:8000/v1") is None
+        True
+    """
+    parts = urllib.parse.urlsplit(url)
+    if parts.scheme not in ("http", "https"):
+        return f"base URL must start with http:// or https://, got {public_url(url)!r}"
+    if "@" in parts.netloc:
+        return (f"base URL {public_url(url)} carries user-info (user:password@): convbench never sends credentials "
+                "from a URL; put the key in an environment variable and name it with --api-key-env (default "
+                "OPENAI_API_KEY)")
+    try:
+        parts.port  # noqa: B018 (raises for a port that is no number from 0 to 65535)
+    except ValueError:
+        return f"base URL {public_url(url)} has a port that is not a number from 0 to 65535 (not shown)"
+    if not parts.hostname:
+        return f"base URL {public_url(url)!r} names no host"
+    return None
 
 
 def endpoint_urls(base_url: str | Sequence[str] | None) -> list[str]:
     """The base URLs ``base_url`` names, in order: a URL, a comma-separated list, or a sequence of
     either (a repeated command-line option); None (or empty) means ``$OPENAI_BASE_URL`` (one URL, not
-    split), else OpenAI's. Trailing slashes are dropped. An empty entry, a URL that is not http(s) and
-    a URL given twice are one-line errors (URLs shown without credentials)."""
+    split), else OpenAI's. Trailing slashes are dropped. An empty entry, a URL that is not http(s), one
+    with user-info or a bad port (:func:`url_problem`) and a URL given twice are one-line errors (URLs
+    shown without credentials)."""
     given = [base_url] if isinstance(base_url, str) else list(base_url or [])
     if not any(given):
-        return [(os.environ.get("OPENAI_BASE_URL") or DEFAULT_BASE_URL).rstrip("/")]
+        url = (os.environ.get("OPENAI_BASE_URL") or DEFAULT_BASE_URL).rstrip("/")
+        problem = url_problem(url)
+        if problem:
+            raise ConvbenchError(f"$OPENAI_BASE_URL: {problem}")
+        return [url]
     urls: list[str] = []
     seen: dict[str, str] = {}
     for value in given:
         for piece in str(value).split(","):
             url = piece.strip().rstrip("/")
             if not url:
-                raise ConvbenchError(f"base URL list {', '.join(public_url(str(v)) for v in given)!r} has an empty "
-                                     "entry; separate URLs with single commas")
-            if urllib.parse.urlsplit(url).scheme not in ("http", "https"):
-                raise ConvbenchError(f"base URL must start with http:// or https://, got {public_url(url)!r}")
+                shown_list = ", ".join(",".join(public_url(p.strip()) for p in str(v).split(",")) for v in given)
+                raise ConvbenchError(f"base URL list {shown_list!r} has an empty entry; separate URLs with single "
+                                     "commas")
+            problem = url_problem(url)
+            if problem:
+                raise ConvbenchError(problem)
             shown = public_url(url)
             if shown in seen:
                 raise ConvbenchError(f"base URL {shown} is given twice; list each server once")

@@ -41,6 +41,7 @@ import json
 import os
 import queue
 import random
+import re
 import socket
 import threading
 import time
@@ -66,9 +67,31 @@ from .endpoints import (
 )
 
 DEFAULT_KEY_ENV = "OPENAI_API_KEY"
+_KEY_ENV_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 RETRY_STATUS = {408, 409, 429, 500, 502, 503, 504}
 ROW_REFUSED_STATUS = {400, 404, 413, 422}
 KEY_REFUSED_STATUS = {401, 403}
+
+
+def key_env_problem(name: Any) -> str | None:
+    """Why ``name`` cannot be the name of the API key's environment variable, or None.
+
+    A name is letters, digits and ``_``, not starting with a digit. Anything else is refused without
+    being shown: it is most likely the key itself (``--api-key sk-...``, or a key pasted where its
+    variable's name goes), and messages, records and logs must never hold a key.
+
+    Example:
+        >>> key_env_problem("MY_KEY") is None
+        True
+        >>> "sk-" in key_env_problem("sk-abc123")
+        False
+    """
+    if isinstance(name, str) and _KEY_ENV_NAME.fullmatch(name):
+        return None
+    what = f"a {type(name).__name__}" if not isinstance(name, str) else "not a variable name"
+    return (f"api_key_env (--api-key-env) names the environment variable that holds the API key, and what was given "
+            f"is {what} (letters, digits and _, not starting with a digit); it is not shown, since it may be the key "
+            f"itself: put the key in a variable and give its name, e.g. --api-key-env {DEFAULT_KEY_ENV}")
 
 
 class BackendError(ConvbenchError):
@@ -154,6 +177,9 @@ class OpenAICompatBackend(Backend):
             raise ConvbenchError(f"concurrency must be at least 1, got {concurrency}")
         if timeout <= 0:
             raise ConvbenchError(f"timeout must be positive, got {timeout}")
+        problem = key_env_problem(api_key_env)
+        if problem:
+            raise ConvbenchError(problem)
         if model_id is not None and (not isinstance(model_id, str) or not model_id.strip()):
             raise ConvbenchError(f"model id must be a non-empty name, got {model_id!r}")
         urls = endpoint_urls(base_url)
