@@ -26,7 +26,7 @@ def test_main_command_builds_nc() -> None:
     assert main.startswith("python3 -m venv .venv") and main.endswith("convbench build nc --out hub/nc")
 
 
-def test_the_sweep_example_is_a_valid_sweep(tmp_path: Path) -> None:
+def test_the_sweep_example_is_a_valid_sweep(tmp_path: Path, nc_sources: Path) -> None:
     # the README's example sweep file passes the sweep's own checks (dry run: nothing runs, nothing is written)
     import yaml
 
@@ -36,6 +36,7 @@ def test_the_sweep_example_is_a_valid_sweep(tmp_path: Path) -> None:
     (example,) = [block for block in re.findall(r"```yaml\n(.*?)```", readme, flags=re.S) if block.startswith("# sweep.yaml")]
     sweep = yaml.safe_load(example)
     sweep["out"] = str(tmp_path / "sweep")
+    sweep.setdefault("sources", str(nc_sources))  # NC-Bench's cells read the released judge prompt (upstream)
     result = run_sweep(sweep, dry_run=True, progress=False, echo=lambda line: None)
     # 2 NC + (4 + 1) NICO + 1 CoCoEval cells for each of the 4 models (the comments in the example say why)
     assert len(result.cells) == 4 * (2 + 5 + 1)

@@ -55,22 +55,29 @@ def test_the_import_check_sees_relative_imports(tmp_path: Path) -> None:
     assert _imports(probe, "convbench_datasets.runner.backends") == ["convbench_datasets.nc.run", "convbench_datasets.runner"]
 
 
+def _sources(name: str, request: pytest.FixtureRequest) -> Path | None:
+    """NC-Bench's plan reads the released judge prompt (an upstream file): the mirror, else a download, else
+    the test skips (conftest's nc_sources); the other plans read no upstream file."""
+    return request.getfixturevalue("nc_sources") if name == "nc" else None
+
+
 @pytest.mark.parametrize("name", list(RUNS))
-def test_each_benchmark_implements_the_interface(name: str) -> None:
+def test_each_benchmark_implements_the_interface(name: str, request: pytest.FixtureRequest) -> None:
     bench = get_benchmark(name)
     assert isinstance(bench, Benchmark) and bench.name == name
     assert all(isinstance(option, Option) for option in bench.options)
-    plan = bench.plan({"task": "open_domain"} if name == "nico" else {}, dataset=None, sources=None)
+    plan = bench.plan({"task": "open_domain"} if name == "nico" else {}, dataset=None, sources=_sources(name, request))
     assert isinstance(plan, Plan)
 
 
 @pytest.mark.parametrize("name", list(RUNS))
-def test_run_function_defaults_are_the_plans_and_the_flags(name: str) -> None:
+def test_run_function_defaults_are_the_plans_and_the_flags(name: str, request: pytest.FixtureRequest) -> None:
     # the run function's keyword defaults, its plan's field defaults and its flags' defaults are one fact
     bench = get_benchmark(name)
     function = getattr(inspect.getmodule(type(bench)), f"run_{name}")
     parameters = inspect.signature(function).parameters
-    plan_type = type(bench.plan({"task": "open_domain"} if name == "nico" else {}, dataset=None, sources=None))
+    plan_type = type(bench.plan({"task": "open_domain"} if name == "nico" else {}, dataset=None,
+                                sources=_sources(name, request)))
     for field in fields(plan_type):
         if field.init and field.name in parameters and field.name not in ("dataset", "sources"):
             default = parameters[field.name].default
