@@ -177,3 +177,51 @@ def test_judge_server_starts_before_generation_ends(tmp_path: Path, nc_built: Pa
         assert min(judge_state.arrived[48:]) > max(gen_state.arrived[48:])
     assert run.records == sequential.records
     assert _without_time(run.results) == _without_time(sequential.results)
+
+
+def test_a_judge_prompt_repeated_while_the_first_is_in_flight_is_asked_once(tmp_path: Path) -> None:
+    # Every row's answer leads to the same judge prompt. The judge holds its first answer until the generator
+    # has handed on its last (so every repeat reaches the judge's stage while the first is in flight, and its
+    # inbox, first in first out, holds them before that answer): the prompt is asked once and its answer is
+    # every row's, as stage.complete asks identical prompts once (a stage that looked only at the cache and
+    # at answers already stored asked it 8 times)
+    from convbench_datasets.runner.stage import Follow, pipeline
+
+    all_handed_on = threading.Event()
+
+    class Feeder(Backend):
+        kind, model = "stub", "feeder"
+
+        def __init__(self) -> None:
+            self.calls = 0
+
+        def generate(self, prompts: Sequence[list[dict]], params: GenerationParams) -> Iterator[tuple[int, Generation]]:
+            for i, _ in enumerate(prompts):
+                self.calls += 1
+                yield i, Generation(f"answer {i}")
+            all_handed_on.set()  # reached once the last answer is stored and its judge prompt fed
+
+    class HeldJudge(Backend):
+        kind, model = "stub", "held-judge"
+
+        def __init__(self) -> None:
+            self.calls, self.waited = 0, []
+
+        def generate(self, prompts: Sequence[list[dict]], params: GenerationParams) -> Iterator[tuple[int, Generation]]:
+            for i, _ in enumerate(prompts):
+                self.calls += 1
+                self.waited.append(all_handed_on.wait(10))
+                yield i, Generation("Repeat")
+
+    prompts = [[{"role": "user", "content": f"question {i}"}] for i in range(8)]
+    judge_prompt = [{"role": "user", "content": "label this answer"}]
+    feeder, judge = Feeder(), HeldJudge()
+    with ResponseCache(tmp_path / "c.sqlite") as cache:
+        first, [(rows, judged)] = pipeline(feeder, prompts, GenerationParams(max_new_tokens=16), cache,
+                                           follow=lambda i, generation: judge_prompt,
+                                           then=[Follow(judge, GenerationParams(max_new_tokens=8), "judge")],
+                                           desc="generate", progress=False)
+    assert feeder.calls == 8 and first.model_calls == 8
+    assert judge.waited == [True]  # one request, held until all 8 rows had been handed over
+    assert judge.calls == 1 and judged.model_calls == 1
+    assert sorted(rows) == list(range(8)) and [g.text for g in judged.generations] == ["Repeat"] * 8

@@ -191,3 +191,23 @@ def test_a_holder_renews_its_claims_while_it_works(tmp_path: Path) -> None:
                 time.sleep(0.05)
             assert cache.claims()[0]["expires"] > first
         assert cache.claims() == []
+
+
+@pytest.mark.parametrize("n", [99, 100, 101, 199, 200, 201, 250])
+def test_every_claim_and_answer_of_many_keys_is_written(tmp_path: Path, n: int) -> None:
+    # Claims and answers are written up to 100 rows per SQL statement (cache._ROWS_PER_INSERT); n runs
+    # across each boundary. Expected: simply every key given, each claimed once (and answered once), so
+    # that another live process gets none of them (a cut one short or one long left keys unclaimed)
+    keys = [f"prompt-{i:04d}" for i in range(n)]
+    owner, other = ClaimOwner.new(), ClaimOwner("another-host", 4242, "t1")
+    with ResponseCache(tmp_path / "c.sqlite") as cache:
+        assert cache.claim(keys, owner) == keys
+        claims = cache.claims()
+        assert len(claims) == n and sorted(c["key"] for c in claims) == keys
+        assert {c["owner"] for c in claims} == {owner.name}
+        assert cache.claim(keys, other) == []  # every key is held by a live owner
+        identity = {"kind": "stub", "model": "many"}
+        cache.put_many([(key, identity, Generation(f"answer to {key}")) for key in keys])
+        assert cache.get_many(keys) == {key: Generation(f"answer to {key}") for key in keys}
+        assert cache.claims() == []  # each stored answer ended its key's claim
+        assert cache.stats()["entries"] == n
