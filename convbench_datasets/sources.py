@@ -5,7 +5,7 @@ mirror (``nc-bench/conversation_competence.jsonl``), its origin URL at a pinned 
 digest. :func:`fetch` resolves it:
 
 1. a mirror folder, when ``sources_dir`` is given or ``CONVBENCH_SOURCES`` is set: the file is read in
-   place (never copied) and must match the digest;
+   place and must match the digest (copied into the download cache only when asked: ``keep_copy``);
 2. otherwise the download cache (``CONVBENCH_CACHE``, default ``~/.cache/convbench``): a cached file is
    re-hashed before use; a missing or corrupt one is downloaded to a temporary file beside it and moved
    into place only once its digest matches, so a failed or interrupted download leaves nothing behind.
@@ -22,6 +22,7 @@ Example:
 from __future__ import annotations
 
 import hashlib
+import logging
 import http.client
 import os
 import re
@@ -31,9 +32,11 @@ import urllib.request
 from dataclasses import dataclass
 from pathlib import Path
 
-from .atomic import temporary_beside
+from .atomic import temporary_beside, write_atomic
 from .errors import ChecksumError, MissingSourceError, SourceError
 from .processes import HOST, pid_alive
+
+logger = logging.getLogger(__name__)
 
 SOURCES_ENV = "CONVBENCH_SOURCES"
 CACHE_ENV = "CONVBENCH_CACHE"
@@ -90,8 +93,13 @@ def fetch(
     cache_dir: str | os.PathLike[str] | None = None,
     progress: bool = True,
     timeout: float = 60.0,
+    keep_copy: bool = False,
 ) -> Path:
     """Return a local path to ``source`` whose sha256 has been verified.
+
+    ``keep_copy``: a file read from a mirror is also copied into the download cache, for a file that
+    later commands read at run time (the released judge prompt): offline after one build is then offline
+    for every later command, with or without the mirror. Data files need no copy: a build keeps them.
 
     Raises:
         MissingSourceError: the mirror lacks the file (the message names the path looked for).
@@ -99,10 +107,27 @@ def fetch(
         SourceError: the download failed (names the URL and how to use a mirror instead).
     """
     mirror = mirror_dir(sources_dir)
-    if mirror is not None:
-        return _from_mirror(source, mirror)
     target = Path(cache_dir) if cache_dir is not None else default_cache_dir()
-    return _from_cache_or_origin(source, target / "sources" / source.name, progress, timeout)
+    cached = target / "sources" / source.name
+    if mirror is not None:
+        path = _from_mirror(source, mirror)
+        if keep_copy:
+            _keep_copy(path, cached)
+        return path
+    return _from_cache_or_origin(source, cached, progress, timeout)
+
+
+def _keep_copy(path: Path, cached: Path) -> None:
+    """Copy a verified mirror file into the download cache, if not there yet, so that what a command read
+    once from a mirror (the released judge prompt, say) is there for later commands without one. A cache
+    that cannot be written (read-only, full) is only a lost convenience: the mirror was read."""
+    if cached.is_file():
+        return
+    try:
+        cached.parent.mkdir(parents=True, exist_ok=True)
+        write_atomic(cached, path.read_bytes())
+    except OSError as err:
+        logger.debug("could not keep a copy of %s in %s: %s", path, cached, err)
 
 
 def _from_mirror(source: SourceFile, mirror: Path) -> Path:

@@ -73,6 +73,42 @@ def test_mirror_file_is_read_in_place(tmp_path: Path) -> None:
     assert fetch(src, sources_dir=tmp_path) == tmp_path / "demo" / "good.txt"
 
 
+def test_a_file_kept_from_the_mirror_is_read_without_it(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    # a file read at run time (keep_copy) is copied into the download cache once: offline after one build
+    # is offline for every later command, with or without the mirror (#24)
+    mirror, cache = tmp_path / "mirror", tmp_path / "cache"
+    (mirror / "demo").mkdir(parents=True)
+    (mirror / "demo" / "good.txt").write_bytes(PAYLOAD)
+    src = SourceFile("demo/good.txt", "http://unused.invalid/good.txt", PAYLOAD_SHA)
+    assert fetch(src, sources_dir=mirror, cache_dir=cache) == mirror / "demo" / "good.txt"
+    assert not (cache / "sources" / "demo" / "good.txt").exists()  # data files are not copied
+    fetch(src, sources_dir=mirror, cache_dir=cache, keep_copy=True)
+    assert (cache / "sources" / "demo" / "good.txt").read_bytes() == PAYLOAD
+    monkeypatch.delenv("CONVBENCH_SOURCES", raising=False)
+    # no mirror now, and the origin cannot be reached (.invalid): the kept copy is read, verified
+    assert fetch(src, cache_dir=cache, progress=False) == cache / "sources" / "demo" / "good.txt"
+
+
+def test_released_judge_prompt_read_once_from_a_mirror_works_offline_after(
+        nc_sources: Path, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    import importlib
+
+    module = importlib.import_module("convbench_datasets.nc.released_prompt")
+
+    monkeypatch.setenv("CONVBENCH_CACHE", str(tmp_path / "cache"))
+    module._released.cache_clear()
+    first = module.released_prompt(nc_sources)
+    monkeypatch.delenv("CONVBENCH_SOURCES", raising=False)
+    monkeypatch.setattr("convbench_datasets.sources._download", _no_network)
+    module._released.cache_clear()
+    assert module.released_prompt() == first
+    module._released.cache_clear()
+
+
+def _no_network(*args: object, **kwargs: object) -> str:
+    raise SourceError("no network in this test")
+
+
 def test_mirror_from_environment(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     (tmp_path / "good.txt").write_bytes(PAYLOAD)
     monkeypatch.setenv("CONVBENCH_SOURCES", str(tmp_path))

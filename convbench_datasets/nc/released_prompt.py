@@ -116,7 +116,9 @@ def read_released_prompt(path: str | os.PathLike[str]) -> ReleasedPrompt:
 
 @lru_cache(maxsize=4)
 def _released(sources_key: str | None) -> ReleasedPrompt:
-    return read_released_prompt(fetch(source_files("code")["utils"], sources_dir=sources_key, progress=False))
+    # keep_copy: read at run time, so a copy in the download cache keeps later commands working offline
+    return read_released_prompt(fetch(source_files("code")["utils"], sources_dir=sources_key, progress=False,
+                                      keep_copy=True))
 
 
 def released_prompt(sources_dir: str | os.PathLike[str] | None = None) -> ReleasedPrompt:
