@@ -213,3 +213,36 @@ def test_cocoeval_shards_merge_when_one_shard_compares_nothing(cocoeval_built: P
     assert first.results["n_compared"] == 2 and second.results["n_compared"] == 0
     merged = merge_runs([tmp_path / "s1", tmp_path / "s2"], tmp_path / "merged")
     assert (merged.results["n"], merged.results["n_compared"]) == (4, 2)
+
+
+def _edit_results(folder: Path, edit: Any) -> None:
+    results = json.loads((folder / "results.json").read_text(encoding="utf-8"))
+    edit(results)
+    (folder / "results.json").write_text(json.dumps(results, indent=2) + "\n", encoding="utf-8")
+
+
+def test_shards_merge_after_convbench_score_on_one_of_them(small_shards: list[Path], tmp_path: Path) -> None:
+    # `convbench score` on one shard adds `scored_by` to its signature only; the shards are still one run's
+    # (merge compares signatures outside `shard` and `scored_by`), and the merge equals one of unscored shards
+    s1, s2, s3 = small_shards
+    score_run(s2)
+    signatures = [json.loads((s / "results.json").read_text(encoding="utf-8"))["signature"] for s in small_shards]
+    assert ["scored_by" in signature for signature in signatures] == [False, True, False]
+    merged = merge_runs([s3, s2, s1], tmp_path / "merged")
+    assert merged.results["n"] == 12
+    for folder in small_shards:  # the shards as `convbench run` left them: the same merged results
+        _edit_results(folder, lambda results: results["signature"].pop("scored_by", None))
+    again = merge_runs(small_shards, tmp_path / "again")
+    assert _without(merged.results, "stats") == _without(again.results, "stats")
+
+
+def test_the_merged_run_was_created_when_its_first_shard_started(small_shards: list[Path], tmp_path: Path) -> None:
+    # stats.created is when a run started; the merged run's is the earliest shard's. The shards' times are set
+    # by hand here, the earliest in the second shard (neither the first nor the last listed, nor the latest)
+    times = ["2026-03-02T10:00:00Z", "2026-03-01T09:30:00Z", "2026-03-03T08:00:00Z"]
+    for folder, created in zip(small_shards, times):
+        _edit_results(folder, lambda results, created=created: results["stats"].update(created=created))
+    merged = merge_runs([small_shards[2], small_shards[0], small_shards[1]], tmp_path / "merged")
+    assert merged.results["stats"]["created"] == "2026-03-01T09:30:00Z"
+    assert json.loads((tmp_path / "merged" / "results.json").read_text(encoding="utf-8"))["stats"]["created"] == (
+        "2026-03-01T09:30:00Z")
