@@ -16,6 +16,7 @@ from ._console import detach_stdout, plain_warnings, stdout_closed, warn
 from ._version import __version__
 from .benchmark import non_negative as _non_negative
 from .benchmark import positive as _positive
+from .extras import missing_module_message
 from .errors import ConvbenchError
 
 
@@ -644,6 +645,11 @@ def _main(argv: Sequence[str] | None) -> int:
         if os.environ.get("CONVBENCH_DEBUG"):
             raise
         print(f"convbench: error: {err}", file=sys.stderr)
+        return 1
+    except ModuleNotFoundError as err:  # an optional dependency: one line naming the extra, never a traceback
+        if os.environ.get("CONVBENCH_DEBUG"):
+            raise
+        print(f"convbench: error: {missing_module_message(err)}", file=sys.stderr)
         return 1
     except KeyboardInterrupt:
         print("convbench: interrupted", file=sys.stderr)

@@ -23,6 +23,7 @@ from typing import Any
 
 from .._version import __version__
 from ..nc.paper_results import paper_results
+from ..extras import require
 from ..out_folder import replaceable_entries, staged
 from ..scoring.paired import compare_nc_runs
 from .figures import MISSING, cocoeval_figure, cocoeval_source_figure, nc_figure
@@ -265,6 +266,7 @@ def write_report(paths: list[str | os.PathLike[str]], out: str | os.PathLike[str
     folder beside ``out`` and swapped in whole, so a report that fails leaves the earlier one as it was
     and no file is ever written through a symbolic link (see :func:`convbench_datasets.out_folder.staged`).
     """
+    require("convbench report", "matplotlib", "pandas")  # one line naming the extra, before any work
     replaceable_entries(Path(out).resolve(), kind="report")  # a user's folder: refused before any work
     runs = load_runs(paths)
     with staged(out, "convbench report", kind="report") as folder:
