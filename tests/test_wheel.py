@@ -45,6 +45,22 @@ def test_installed_wheel_finds_its_cards_and_metrics(wheel_venv: Path, tmp_path:
     lines = _run([str(wheel_venv / "bin" / "python"), "-c", code], cwd=tmp_path).stdout.split()
     assert all(line.startswith(str(wheel_venv)) for line in lines), lines  # the wheel's copy, not the checkout
     assert lines[1].endswith("convbench_datasets/_bundled/cards")  # pyproject's force-include
+    package = Path(lines[0]).parent
+    assert (package / "py.typed").is_file()  # PEP 561: type checkers read the package's annotations
+
+
+def test_wheel_metadata_describes_the_project(wheel_venv: Path, tmp_path: Path) -> None:
+    code = ("import importlib.metadata as m, json; d = m.metadata('convbench'); "
+            "print(json.dumps({k: d.get_all(k) for k in ('Keywords', 'Classifier', 'Author', 'Project-URL', "
+            "'Requires-Dist')}))")
+    import json
+
+    meta = json.loads(_run([str(wheel_venv / "bin" / "python"), "-c", code], cwd=tmp_path).stdout)
+    assert "Typing :: Typed" in meta["Classifier"] and "License :: OSI Approved :: Apache Software License" in meta["Classifier"]
+    assert "conversation" in meta["Keywords"][0] and meta["Author"] and meta["Project-URL"]
+    core = [r for r in meta["Requires-Dist"] if "extra ==" not in r]
+    assert not any(r.startswith("rouge-score") for r in core)  # only the tests compare with it
+    assert any(r.startswith("accelerate") and "lm-eval" in r for r in meta["Requires-Dist"])
 
 
 def _cli_env(wheel_venv: Path, tmp_path: Path) -> tuple[str, dict[str, str]]:
