@@ -162,3 +162,55 @@ def test_one_run_folder_one_process(nc_built: Path, tmp_path: Path) -> None:
     with run_folder(tmp_path / "run"), pytest.raises(ConvbenchError, match="another convbench process is running into"):
         run_nc(model="baseline:repeat", judge="baseline:silence", out=tmp_path / "run", config="basic", limit=2,
                dataset=nc_built, cache=tmp_path / "c.sqlite", progress=False)
+
+
+class RecordingJudge(ExactMatchJudge):
+    """ExactMatchJudge that notes the token limit of every request it is sent."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.limits: list[int] = []
+
+    def generate(self, prompts: Sequence[list[dict]], params: GenerationParams) -> Iterator[tuple[int, Generation]]:
+        self.limits += [params.max_new_tokens] * len(prompts)
+        yield from super().generate(prompts, params)
+
+
+def test_the_nc_judge_gets_128_new_tokens_by_default(nc_built: Path, tmp_path: Path) -> None:
+    # 128: the judge's limit the README states (NC-Bench, Running a model: "1024 new tokens for the model, 128
+    # for the judge"), the released pipeline's; the generator's default is 1024 (the paper's)
+    judge = RecordingJudge()
+    run = run_nc(model="baseline:repeat", judge=judge, out=tmp_path / "run", config="basic", limit=5,
+                 dataset=nc_built, cache=tmp_path / "c.sqlite", progress=False)
+    assert judge.limits == [128] * 5
+    assert run.results["signature"]["judge_generation"]["max_new_tokens"] == 128
+    assert run.results["signature"]["generation"]["max_new_tokens"] == 1024
+    # the command line's default is the same
+    assert main(["run", "nc", "--model", "baseline:repeat", "--judge", "baseline:smoke-judge", "--config", "basic",
+                 "--limit", "2", "--dataset", str(nc_built), "--cache", str(tmp_path / "c.sqlite"), "--out",
+                 str(tmp_path / "cli"), "--no-progress"]) == 0
+    signature = json.loads((tmp_path / "cli" / "results.json").read_text(encoding="utf-8"))["signature"]
+    assert signature["judge_generation"]["max_new_tokens"] == 128
+
+
+@pytest.mark.parametrize("limit", [0, -1])
+def test_a_limit_below_one_is_refused_by_the_python_api(limit: int, nc_built: Path, nico_built: Path,
+                                                       tmp_path: Path) -> None:
+    # as --limit on the command line (a whole number of at least 1): limit=0 would be a run of no rows that
+    # looks finished; refused before any row is read or folder written
+    from convbench_datasets import run_nico
+    from convbench_datasets.errors import ConvbenchError
+    from convbench_datasets.runner.pipeline import run
+
+    calls = [
+        lambda: run_nc(model="baseline:repeat", judge="baseline:smoke-judge", out=tmp_path / "nc", config="basic",
+                       limit=limit, dataset=nc_built, cache=tmp_path / "c.sqlite", progress=False),
+        lambda: run_nico(model="baseline:repeat", task="open_domain", split="train", out=tmp_path / "nico",
+                         limit=limit, dataset=nico_built, cache=tmp_path / "c.sqlite", progress=False),
+        lambda: run("nico", model="baseline:repeat", task="open_domain", split="train", out=tmp_path / "run",
+                    limit=limit, dataset=nico_built, cache=tmp_path / "c.sqlite", progress=False),
+    ]
+    for call in calls:
+        with pytest.raises(ConvbenchError, match=rf"^--limit must be at least 1, got {limit}$"):
+            call()
+    assert sorted(p.name for p in tmp_path.iterdir()) == []
