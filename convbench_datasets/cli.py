@@ -158,7 +158,7 @@ def _parser() -> argparse.ArgumentParser:
     publish.add_argument("--folder", help="the built dataset folder (default hub/NAME)")
     publish.add_argument("--private", action="store_true")
 
-    metrics = _command(commands, "metrics", "install convbench's evaluate modules for offline bare-name loading, "
+    metrics = _command(commands, "metrics", "install convbench's evaluate modules for offline loading as convbench/NAME, "
                                             "or export self-contained copies that need no convbench")
     metrics.add_argument("action", choices=["install", "export"])
     metrics.add_argument("names", nargs="*", help="metrics to install or export (default: all)")

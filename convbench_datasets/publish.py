@@ -126,9 +126,13 @@ def evaluate_modules_dir() -> Path:
 
 
 def install_metrics(names: list[str] | None = None, namespace: str = "convbench") -> list[Path]:
-    """Place convbench's metric modules in evaluate's module cache, under the names that
-    ``evaluate.load("<name>")`` and ``evaluate.load("<namespace>/<name>")`` look up when offline
-    (evaluate 0.4's layout: ``metrics/<namespace>--<name>/<sha256>/<name>.py``)."""
+    """Place convbench's metric modules in evaluate's module cache, under the name that
+    ``evaluate.load("<namespace>/<name>")`` looks up when offline (evaluate 0.4's layout:
+    ``metrics/<namespace>--<name>/<sha256>/<name>.py``).
+
+    Only convbench's own namespace is written: ``evaluate-metric--<name>``, where a bare
+    ``evaluate.load("<name>")`` looks, belongs to Hugging Face's official metrics, and a module of ours
+    there could shadow one of theirs of the same name."""
     root = evaluate_modules_dir()
     available = sorted(p.name for p in bundled_dir("metrics").iterdir() if (p / f"{p.name}.py").is_file())
     chosen = names or available
@@ -140,7 +144,7 @@ def install_metrics(names: list[str] | None = None, namespace: str = "convbench"
         source = bundled_dir("metrics") / name
         module = (source / f"{name}.py").read_bytes()
         digest = hashlib.sha256(module).hexdigest()
-        for folder_name in (f"evaluate-metric--{name}", f"{namespace}--{name}"):
+        for folder_name in (f"{namespace}--{name}",):
             target = root / "metrics" / folder_name / digest
             target.mkdir(parents=True, exist_ok=True)
             for package in (root, root / "metrics", target.parent, target):

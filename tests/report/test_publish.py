@@ -14,19 +14,22 @@ from convbench_datasets.errors import ConvbenchError
 from convbench_datasets.publish import metric_space_files, publish_dataset
 
 
-def test_installed_metrics_load_by_bare_name_offline(tmp_path: Path) -> None:
+def test_installed_metrics_load_by_convbench_name_offline(tmp_path: Path) -> None:
     env = {**os.environ, "HF_HOME": str(tmp_path / "hf"), "HF_EVALUATE_OFFLINE": "1", "HF_HUB_OFFLINE": "1"}
     env.pop("HF_MODULES_CACHE", None)
     install = subprocess.run([sys.executable, "-m", "convbench_datasets.cli", "metrics", "install"], env=env,
                              capture_output=True, text=True)
     assert install.returncode == 0, install.stderr
     code = ("import evaluate\n"
-            "a = evaluate.load('ncbench_action').compute(predictions=['Repeat', 'Other'], references=[['Repeat'], ['Repeat']])\n"
+            "a = evaluate.load('convbench/ncbench_action').compute(predictions=['Repeat', 'Other'], references=[['Repeat'], ['Repeat']])\n"
             "b = evaluate.load('convbench/unnatural_sentence_prf').compute(predictions=['无'], references=[[]])\n"
             "print(a['accuracy'], b['f1'])")
     loaded = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, cwd=tmp_path)
     assert loaded.returncode == 0, loaded.stderr
     assert loaded.stdout.split() == ["50.0", "100.0"]
+    # Hugging Face's namespace for its official metrics (where a bare name looks) is left alone
+    metrics = [p.name for p in (tmp_path / "hf" / "modules" / "evaluate_modules" / "metrics").iterdir()]
+    assert metrics and all(name.startswith("convbench--") for name in metrics if name != "__init__.py"), metrics
 
 
 def test_unknown_metric_is_a_clear_error(capsys: pytest.CaptureFixture[str]) -> None:
