@@ -23,11 +23,12 @@ from __future__ import annotations
 import glob
 import os
 import re
-from dataclasses import dataclass
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from .errors import ConvbenchError
+from .errors import ConvbenchError, DataFormatError
 
 # huggingface_hub's pattern for a card's YAML block (repocard.REGEX_YAML_BLOCK), so that we read what datasets reads
 _YAML_BLOCK = re.compile(r"^(\s*---(?:\r\n|\r|\n))([\S\s]*?)((?:\r\n|\r|\n)---[ \t]*(\r\n|\n|$))")
@@ -55,6 +56,126 @@ class BuiltCard:
 
 
 _CARDS: dict[str, tuple[tuple[int, int, int], BuiltCard]] = {}
+
+
+@dataclass(frozen=True)
+class NonEmpty:
+    """A shape (see :func:`shape_problem`) whose value must also hold something: a list with an item, a string
+    with a character."""
+
+    shape: Any
+
+
+def shape_problem(value: Any, shape: Any, where: str) -> str | None:
+    """Why ``value`` (of field ``where``) does not have ``shape``, or None.
+
+    Shapes: ``str``, ``int`` (a bool is not one), ``[item]`` (a list of items), ``{"key": shape, ...}`` (a
+    mapping with those keys, others allowed), :class:`NonEmpty` around any of them. None never has a shape:
+    the builds write no nulls, so a null is a damaged or hand-made row.
+
+    Example:
+        >>> turns = NonEmpty([{"role": str, "content": str}])
+        >>> shape_problem([{"role": "user", "content": "hi"}], turns, "messages") is None
+        True
+        >>> shape_problem(None, turns, "messages")
+        "field 'messages' must be a non-empty list of {role: string, content: string}, got None"
+        >>> shape_problem([{"role": "user", "content": 3}], turns, "messages")
+        "field 'messages[0].content' must be a string, got 3"
+    """
+    empty = isinstance(shape, NonEmpty)
+    inner = shape.shape if empty else shape
+    if isinstance(inner, list):
+        if not isinstance(value, (list, tuple)):
+            return _wrong(where, shape, value)
+        for index, item in enumerate(value):
+            problem = shape_problem(item, inner[0], f"{where}[{index}]")
+            if problem:
+                return problem
+    elif isinstance(inner, dict):
+        if not isinstance(value, Mapping):
+            return _wrong(where, shape, value)
+        for key, item_shape in inner.items():
+            if key not in value:
+                return f"field {f'{where}.{key}'!r} is missing"
+            problem = shape_problem(value[key], item_shape, f"{where}.{key}")
+            if problem:
+                return problem
+    elif not isinstance(value, inner) or (inner is int and isinstance(value, bool)):
+        return _wrong(where, shape, value)
+    if empty and not len(value):
+        return _wrong(where, shape, value)
+    return None
+
+
+def _describe(shape: Any) -> str:
+    if isinstance(shape, NonEmpty):
+        return "a non-empty " + _describe(shape.shape).removeprefix("a ")
+    if isinstance(shape, list):
+        item = shape[0]
+        return f"a list of {'strings' if item is str else 'whole numbers' if item is int else _describe(item)}"
+    if isinstance(shape, dict):
+        return "{" + ", ".join(f"{key}: {_describe(item).removeprefix('a ')}" for key, item in shape.items()) + "}"
+    return {str: "a string", int: "a whole number"}.get(shape, getattr(shape, "__name__", str(shape)))
+
+
+def _wrong(where: str, shape: Any, value: Any) -> str:
+    shown = repr(value)
+    return f"field {where!r} must be {_describe(shape)}, got {shown if len(shown) <= 80 else shown[:77] + '...'}"
+
+
+@dataclass(frozen=True)
+class RowRules:
+    """What a benchmark needs of each row it reads, checked as rows are read (:func:`read_rows`,
+    :func:`dataset_rows`), so that a bad row is one line naming the file, the row and the field, before
+    any model is called, rather than a traceback mid-run or results that re-scoring refuses.
+
+    ``shapes``: each field's shape (:func:`shape_problem`); ``key``: the fields that name a row (two rows
+    with the same values are refused: records, caches and re-scoring tell rows apart by them); ``extra``:
+    the benchmark's own check of a row whose shapes hold (a known set...), its problem or None.
+    """
+
+    shapes: Mapping[str, Any]
+    key: tuple[str, ...] = ("id",)
+    extra: Callable[[dict[str, Any]], str | None] | None = field(default=None, compare=False)
+
+    def problem(self, row: Any) -> str | None:
+        """Why ``row`` cannot be run, or None."""
+        if not isinstance(row, Mapping):
+            return f"expected a row (a mapping of fields), got {type(row).__name__}"
+        for name, shape in self.shapes.items():
+            if name not in row:
+                return f"field {name!r} is missing"
+            problem = shape_problem(row[name], shape, name)
+            if problem:
+                return problem
+        return self.extra(row) if self.extra is not None else None
+
+
+def check_rows(rows: list[dict[str, Any]], rules: RowRules, where: str,
+               seen: dict[tuple[Any, ...], str] | None = None) -> None:
+    """Refuse the first row of ``rows`` (from ``where``: a file, or a dataset's config and split) that breaks
+    ``rules``, or whose key repeats an earlier row's (``seen``: keys of rows read before, from other files).
+
+    Raises:
+        DataFormatError: ``<where>: row <index>: <problem>``, rows counted from 0 as in the file.
+
+    Example:
+        >>> rules = RowRules({"id": int, "text": str})
+        >>> check_rows([{"id": 1, "text": "a"}, {"id": 1, "text": "b"}], rules, "x.parquet")
+        Traceback (most recent call last):
+        convbench_datasets.errors.DataFormatError: x.parquet: row 1: field 'id' 1 repeats row 0 of x.parquet; each row needs its own
+    """
+    seen = {} if seen is None else seen
+    for index, row in enumerate(rows):
+        problem = rules.problem(row)
+        if problem:
+            raise DataFormatError(f"{where}: row {index}: {problem}")
+        key = tuple(row[name] for name in rules.key)
+        first = seen.setdefault(key, f"row {index} of {where}")
+        if first != f"row {index} of {where}":
+            names = " and ".join(map(repr, rules.key))
+            fields = f"fields {names} {key!r} repeat" if len(key) > 1 else f"field {names} {key[0]!r} repeats"
+            raise DataFormatError(f"{where}: row {index}: {fields} {first}; each row needs its own")
 
 
 def read_card(folder: str | os.PathLike[str]) -> BuiltCard:
@@ -137,10 +258,11 @@ def elsewhere(dataset: str | os.PathLike[str] | None) -> bool:
 
 
 def dataset_rows(name: str, config: str, split: str, *, dataset: str | os.PathLike[str] | None = None,
-                 sources: str | os.PathLike[str] | None = None) -> list[dict[str, Any]]:
+                 sources: str | os.PathLike[str] | None = None, rules: RowRules | None = None) -> list[dict[str, Any]]:
     """The rows a run of ``name`` reads: from the build folder ``dataset`` (default: the cached build) with
     pyarrow, so that the run never imports ``datasets``; a ``dataset`` that is no folder but a name
-    (:func:`elsewhere`) through ``datasets.load_dataset``.
+    (:func:`elsewhere`) through ``datasets.load_dataset``. ``rules``: what each row must hold (see
+    :class:`RowRules`); a row that breaks them is an error naming the file (or dataset), row and field.
 
     Example:
         >>> import tempfile
@@ -149,8 +271,11 @@ def dataset_rows(name: str, config: str, split: str, *, dataset: str | os.PathLi
         [1, 2]
     """
     if elsewhere(dataset):
-        return load_by_name(dataset, config)[split].to_list()  # type: ignore[arg-type, no-any-return]
-    return read_rows(built_folder(name, dataset=dataset, sources=sources), config, split)
+        rows: list[dict[str, Any]] = load_by_name(dataset, config)[split].to_list()  # type: ignore[arg-type]
+        if rules is not None:
+            check_rows(rows, rules, f"{dataset} (config {config!r}, split {split!r})")
+        return rows
+    return read_rows(built_folder(name, dataset=dataset, sources=sources), config, split, rules=rules)
 
 
 def load_by_name(dataset: str | os.PathLike[str], config: str) -> Any:
@@ -216,16 +341,19 @@ def data_files(folder: str | os.PathLike[str], config: str, split: str) -> list[
     return files
 
 
-def read_rows(folder: str | os.PathLike[str], config: str, split: str) -> list[dict[str, Any]]:
+def read_rows(folder: str | os.PathLike[str], config: str, split: str, *,
+              rules: RowRules | None = None) -> list[dict[str, Any]]:
     """The rows of ``config``/``split`` of the build in ``folder``, read with pyarrow.
 
     Equal to ``datasets.load_dataset(str(folder), config, split=split).to_list()``: same values, types,
-    key order (the card's features) and row order (the card's files in order).
+    key order (the card's features) and row order (the card's files in order). ``rules``: what each row
+    must hold (:class:`RowRules`), checked file by file (keys across all of them).
 
     Raises:
-        ConvbenchError: no such config or split (naming those that exist), a data file missing, a data
-            file whose columns or types do not fit the card's features (naming the file and the columns),
-            or another number of rows than the card's ``dataset_info`` gives.
+        ConvbenchError: no such config or split (naming those that exist), a data file missing or not
+            parquet (naming it), a data file whose columns or types do not fit the card's features
+            (naming the file and the columns), a row that breaks ``rules`` (naming the file, row and
+            field), or another number of rows than the card's ``dataset_info`` gives.
 
     Example:
         >>> import tempfile
@@ -238,6 +366,7 @@ def read_rows(folder: str | os.PathLike[str], config: str, split: str) -> list[d
         ...
         convbench_datasets.errors.ConvbenchError: .../README.md: config 'greetings' has no split 'train'; its splits with data: test
     """
+    import pyarrow as pa
     import pyarrow.parquet as pq
 
     card = read_card(folder)
@@ -245,15 +374,19 @@ def read_rows(folder: str | os.PathLike[str], config: str, split: str) -> list[d
     features = card.features.get(config)
     schema = _arrow_schema(features, f"{card.path}, config {config!r}") if features else None
     rows: list[dict[str, Any]] = []
+    seen: dict[tuple[Any, ...], str] = {}
     for path in files:
         try:
             table = pq.ParquetFile(path).read()
-        except OSError as err:  # pyarrow's ArrowInvalid is an OSError subclass too
-            raise ConvbenchError(f"{path}: cannot read it as parquet (config {config!r}, split {split!r}): "
-                                 f"{err}") from None
+        except (OSError, ValueError, pa.ArrowException) as err:  # a damaged file: ArrowInvalid is a ValueError
+            raise ConvbenchError(f"{path}: cannot read it as parquet (config {config!r}, split {split!r}; damaged? "
+                                 f"build it again): {err}") from None
         if schema is None:
             schema = table.schema.remove_metadata()  # no features in the card: the first file's, as datasets does
-        rows.extend(_fit(table, schema, path, config).to_pylist())
+        read = _fit(table, schema, path, config).to_pylist()
+        if rules is not None:
+            check_rows(read, rules, str(path), seen)
+        rows.extend(read)
     expected = card.rows.get(config, {}).get(split)
     if expected is not None and expected != len(rows):  # datasets checks this too as it prepares a folder
         raise ConvbenchError(f"{card.path}: config {config!r} split {split!r} has {expected} rows, its data files "

@@ -197,8 +197,9 @@ def read_rows(config: str, split: str, dataset: Any, sources: Any) -> list[dict[
     missing), read with pyarrow so that a run does not import ``datasets``; a ``dataset`` that is a name, not a
     folder (a Hub id, an installed ``convbench/cocoeval``), through ``datasets``."""
     from ..built_rows import dataset_rows
+    from .schema import row_rules
 
-    return dataset_rows("cocoeval", config, split, dataset=dataset, sources=sources)
+    return dataset_rows("cocoeval", config, split, dataset=dataset, sources=sources, rules=row_rules())
 
 
 def simulate(backend: Backend, rows: list[dict[str, Any]], behaviours: tuple[Behaviour, ...], store: ResponseCache,

@@ -27,3 +27,20 @@ def features() -> Any:
         "metadata": {"setting": text, "participants": List(text), "goals": List(text)},
         "summary": text, "summary_method": text, "history": turns, "reference": turns,
     })
+
+
+def row_rules() -> Any:
+    """What a run needs of each CoCoEval row (:class:`~convbench_datasets.built_rows.RowRules`, checked as
+    rows are read): the fields of :func:`features` with their types, a history to continue and human turns
+    to compare with (neither empty); ``id`` names a row.
+
+    Example:
+        >>> row_rules().problem({"id": 3})
+        "field 'id' must be a string, got 3"
+    """
+    from ..built_rows import NonEmpty, RowRules
+
+    turns = NonEmpty([{"speaker": str, "utterance": str}])
+    return RowRules({"id": str, "source": str, "conversation_id": str, "start_turn": int,
+                     "metadata": {"setting": str, "participants": [str], "goals": [str]}, "summary": str,
+                     "summary_method": str, "history": turns, "reference": turns}, key=("id",))

@@ -126,12 +126,14 @@ def read_rows(config: str, dataset: str | os.PathLike[str] | None = None,
               sources: str | os.PathLike[str] | None = None) -> list[dict[str, Any]]:
     """The rows of an NC-Bench config: from the build folder ``dataset``, else the cached build (built if missing),
     read with pyarrow so that a run does not import ``datasets``; a ``dataset`` that is a name, not a folder (a Hub
-    id, an installed ``convbench/nc``), through ``datasets``."""
+    id, an installed ``convbench/nc``), through ``datasets``. A row a run cannot use (:func:`.schema.row_rules`)
+    is an error naming its file, row and field."""
     if config not in CONFIGS:
         raise ConvbenchError(f"unknown NC-Bench config {config!r}; choose one of {', '.join(CONFIGS)}")
     from ..built_rows import dataset_rows
+    from .schema import row_rules
 
-    return dataset_rows("nc", config, "test", dataset=dataset, sources=sources)
+    return dataset_rows("nc", config, "test", dataset=dataset, sources=sources, rules=row_rules())
 
 
 @dataclass

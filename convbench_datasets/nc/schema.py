@@ -36,3 +36,42 @@ def features() -> Any:
         "messages": List({"role": text, "content": text}),
     }
     return Features({c.name: types[c.type] for c in COLUMNS})
+
+
+_SHAPES: dict[str, Any] = {"int64": int, "string": str, "list[string]": [str]}
+ROLES = ("system", "user", "assistant")  # the roles of the upstream chat prompts
+
+
+def row_rules() -> Any:
+    """What a run needs of each NC-Bench row (:class:`~convbench_datasets.built_rows.RowRules`, checked as
+    rows are read): every column of :data:`COLUMNS` with its type; messages, acceptable labels and label
+    set not empty (nothing to ask, nothing that could pass, nothing to offer the judge); a ``set`` and
+    ``task`` of the pattern table (the released judge prompt, the per-set tables and re-scoring under
+    other rules read them there); ``set`` and ``id`` together name a row.
+
+    Example:
+        >>> row_rules().problem({"id": 1, "set": "basic"})
+        "field 'task' is missing"
+    """
+    from ..built_rows import NonEmpty, RowRules
+
+    shapes = {c.name: _SHAPES.get(c.type) for c in COLUMNS}
+    shapes["messages"] = NonEmpty([{"role": str, "content": str}])
+    for name in ("acceptable_labels", "acceptable_labels_released_script", "label_set"):
+        shapes[name] = NonEmpty([str])
+    return RowRules(shapes, key=("set", "id"), extra=_row_problem)
+
+
+def _row_problem(row: dict[str, Any]) -> str | None:
+    from .patterns import pattern_table
+
+    table = pattern_table()
+    if row["set"] not in table.sets:
+        return f"field 'set' must be one of {', '.join(table.sets)}, got {row['set']!r}"
+    tasks = [entry.task for entry in table.tasks_of(row["set"])]
+    if row["task"] not in tasks:
+        return f"field 'task' must be a task of set {row['set']!r} (the pattern table's), got {row['task']!r}"
+    for index, message in enumerate(row["messages"]):
+        if message["role"] not in ROLES:
+            return f"field 'messages[{index}].role' must be one of {', '.join(ROLES)}, got {message['role']!r}"
+    return None

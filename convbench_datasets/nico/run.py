@@ -54,22 +54,27 @@ def read_rows(task: str, split: str, dataset: Any, shots: int, sources: Any = No
     """(examples of ``split``, the train split for demonstrations when ``shots``); read with pyarrow from
     the build folder ``dataset`` (default: the bundled sample build), so that a run does not import ``datasets``;
     a ``dataset`` that is a name, not a folder (a Hub id, an installed ``convbench/nico``), through ``datasets``."""
-    from ..built_rows import built_folder, elsewhere, load_by_name, read_rows as read_built, split_names
+    from ..built_rows import built_folder, check_rows, elsewhere, load_by_name, read_rows as read_built, split_names
+    from .schema import row_rules
 
     source = f"the build at {dataset}" if dataset is not None else "the bundled sample build"
+    rules = row_rules(task) if task in TASKS else None  # a row a run cannot use: its file, row and field named
     try:
         if elsewhere(dataset):  # a name (Hub id, installed convbench/nico), not a folder: datasets reads it
             loaded = load_by_name(dataset, task)  # type: ignore[arg-type]
             splits = list(loaded)
 
             def read(split: str) -> list[dict[str, Any]]:
-                return loaded[split].to_list()  # type: ignore[no-any-return]
+                rows: list[dict[str, Any]] = loaded[split].to_list()
+                if rules is not None:
+                    check_rows(rows, rules, f"{dataset} (config {task!r}, split {split!r})")
+                return rows
         else:
             folder = built_folder("nico", dataset=dataset, sources=sources)
             splits = split_names(folder, task)
 
             def read(split: str) -> list[dict[str, Any]]:
-                return read_built(folder, task, split)
+                return read_built(folder, task, split, rules=rules)
     except ConvbenchError as err:
         raise ConvbenchError(f"NICO {task}: cannot load it from {source} ({err})") from None
     if split not in splits:  # a split with no examples is not published, so it is absent, not empty

@@ -71,3 +71,19 @@ def features(config: str) -> Any:
                             "edits": List({"kind": text, "original": text, "rewrite": text})}),
     }
     return Features({c.name: types[c.type] for c in COLUMNS[config]})
+
+
+def row_rules(config: str) -> Any:
+    """What a run needs of each row of a NICO config (:class:`~convbench_datasets.built_rows.RowRules`,
+    checked as rows are read): every column of :data:`COLUMNS` with its type; ``id`` names a row.
+
+    Example:
+        >>> row_rules("open_domain").problem({"id": "x", "history": None})
+        "field 'dialogue_id' is missing"
+    """
+    from ..built_rows import RowRules
+
+    turn = {"speaker": str, "text": str}
+    shapes = {"string": str, "int32": int, "turns": [turn], "strings": [str],
+              "utterances": [{**turn, "original_text": str, "edits": [{"kind": str, "original": str, "rewrite": str}]}]}
+    return RowRules({c.name: shapes[c.type] for c in COLUMNS[config]}, key=("id",))
