@@ -13,15 +13,37 @@ from __future__ import annotations
 from typing import Any
 
 MISSING = "n/a"
+_VALUE_FORMAT = "{:.1f}"  # bar labels: one decimal, as the tables' percentages
 
 
 def _figure(width: float, height: float) -> Any:
     from matplotlib.backends.backend_agg import FigureCanvasAgg
-    from matplotlib.figure import Figure
 
-    fig = Figure(figsize=(width, height))
+    fig = _figure_class()(figsize=(width, height))
     FigureCanvasAgg(fig)  # off-screen; savefig to PNG or SVG needs no display and no backend switch
     return fig
+
+
+_FIGURE_CLASS: Any = None
+
+
+def _figure_class() -> Any:
+    """A matplotlib Figure that shows itself as an image in Jupyter (``_repr_png_``), whatever backend
+    the notebook uses: a plain Figure made off pyplot prints as ``<Figure size ...>`` there."""
+    global _FIGURE_CLASS
+    if _FIGURE_CLASS is None:
+        import io
+
+        from matplotlib.figure import Figure
+
+        class ReportFigure(Figure):
+            def _repr_png_(self) -> bytes:
+                buffer = io.BytesIO()
+                self.savefig(buffer, format="png", dpi=100, metadata={"Software": None})
+                return buffer.getvalue()
+
+        _FIGURE_CLASS = ReportFigure
+    return _FIGURE_CLASS
 
 
 def grouped_bars(frame: Any, title: str, xlabel: str, errors: Any = None) -> Any:
@@ -61,7 +83,8 @@ def _draw_bars(ax: Any, frame: Any, errors: Any = None, colours: dict[str, str] 
         if errors is not None and column in errors:
             low, high = (np.asarray(e, dtype=float) for e in errors[column])
             xerr = np.vstack([np.maximum(values - low, 0), np.maximum(high - values, 0)])[:, present]
-        ax.barh(offsets[present], values[present], height, color=colour, xerr=xerr, capsize=2)
+        bars = ax.barh(offsets[present], values[present], height, color=colour, xerr=xerr, capsize=2)
+        ax.bar_label(bars, fmt=_VALUE_FORMAT, fontsize=6, padding=2)  # each bar carries its value
         for position in offsets[~present]:
             ax.text(0, position, f" {MISSING}", va="center", ha="left", fontsize=7, color=colour)
         handles.append(Patch(color=colour, label=str(column)))  # in the legend even when all is missing

@@ -83,3 +83,19 @@ def test_cocoeval_figure_keeps_whiskers_for_present_values_only() -> None:
     fig = cocoeval_figure(frame)
     assert sorted(bar.get_width() for bar in _bars(fig)) == [1.0, 2.0, 3.0]
     assert len(_missing_labels(fig)) == 1
+
+
+def test_figures_show_inline_and_their_bars_carry_values() -> None:
+    # a notebook displays an object through its _repr_png_ (IPython's display protocol); the figure is a
+    # matplotlib Figure still (savefig, axes) and each present bar is labelled with its value, one decimal
+    rows = ["p", "q"]
+    frame = pd.DataFrame({"a": [40.0, 62.25], "b": pd.Series([12.5, None], index=rows, dtype=object)}, index=rows)
+    fig = grouped_bars(frame, "t", "x")
+    png = fig._repr_png_()
+    assert png.startswith(b"\x89PNG\r\n\x1a\n") and len(png) > 1000
+    from matplotlib.figure import Figure
+
+    assert isinstance(fig, Figure)
+    values = sorted(t.get_text() for t in fig.axes[0].texts if t.get_text().strip() != MISSING)
+    assert values == ["12.5", "40.0", "62.2"]  # 62.25 rounds half to even in format(): "62.2"
+    assert len(_missing_labels(fig)) == 1
