@@ -30,6 +30,7 @@ import argparse
 import hashlib
 import itertools
 import json
+import math
 import os
 import re
 from collections.abc import Mapping
@@ -64,6 +65,9 @@ RESERVED = {
 SAFE = re.compile(r"[^A-Za-z0-9._+-]+")  # what a folder name keeps; the rest becomes "-"
 NO_SETTINGS = "run"  # the settings folder of a cell whose block sets nothing
 MAX_NAME = 100  # characters of one folder name; a longer one is cut and given a hash of the whole
+# cells one sweep file may define (models x every block's grid), counted from the axes' lengths before any grid
+# is expanded: a grid written by mistake (32 million cells) would otherwise hang the check and fill memory
+MAX_CELLS = 10_000
 
 
 @dataclass(frozen=True)
@@ -307,9 +311,9 @@ def _backend_options(data: Mapping[str, Any], where: str, problems: Problems) ->
         if value is None:
             options[key] = None
         elif key == "base_url":
-            urls = value if isinstance(value, list) else [value]
-            if not urls or not all(isinstance(url, str) and url.strip() for url in urls):
-                problems.add(path, f"expected a URL, a comma list of replicas or a list of them, got {value!r}")
+            problem = _url_problem(value)
+            if problem:
+                problems.add(path, problem)
                 continue
             options[key] = value
         elif key in ("concurrency", "batch_size"):
@@ -322,12 +326,37 @@ def _backend_options(data: Mapping[str, Any], where: str, problems: Problems) ->
                 problems.add(path, f"expected seconds, more than 0, got {value!r}")
                 continue
             options[key] = float(value)
-        else:  # api_key_env, device, dtype
+        elif key == "api_key_env":
+            from .backends.openai_compat import key_env_problem
+
+            problem = key_env_problem(value)  # never shows the value: it may be the key
+            if problem:
+                problems.add(path, problem)
+                continue
+            options[key] = value
+        else:  # device, dtype
             if not isinstance(value, str) or not value:
                 problems.add(path, f"expected a string, got {value!r}")
                 continue
             options[key] = value
     return options
+
+
+def _url_problem(value: Any) -> str | None:
+    """Why a ``base_url`` value cannot be used, or None; URLs are checked as the backend checks them
+    (user-info refused) and never quoted beyond what records show."""
+    from .backends.endpoints import endpoint_urls
+
+    urls = value if isinstance(value, list) else [value]
+    bad = [url for url in urls if not isinstance(url, str) or not url.strip()]
+    if not urls or bad:
+        got = "an empty list" if not urls else "an empty string" if isinstance(bad[0], str) else repr(bad[0])
+        return f"expected a URL, a comma list of replicas or a list of them, got {got}"
+    try:
+        endpoint_urls(urls)
+    except ConvbenchError as err:
+        return str(err)
+    return None
 
 
 def _endpoints(value: Any, where: str, defaults: dict[str, Any], problems: Problems,
@@ -425,14 +454,15 @@ def _cells(benchmarks: Any, models: list[Endpoint], judges: list[Endpoint], judg
                 problems.add(path, f"expected a mapping of settings, got {block!r}")
                 continue
             cells += _block_cells(bench, block, path, models, judges, judges_given, defaults, limit, retry_errors,
-                                  sources, problems)
+                                  sources, problems, room=MAX_CELLS - len(cells))
     return cells
 
 
 def _block_cells(bench: Any, block: Mapping[str, Any], where: str, models: list[Endpoint], judges: list[Endpoint],
                  judges_given: bool, defaults: dict[str, Any], limit: int | None, retry_errors: bool,
-                 sources: str | None, problems: Problems) -> list[CellDefinition]:
-    """The cells of one block of settings: its grid, once per model; each combination planned (checked)."""
+                 sources: str | None, problems: Problems, room: int = MAX_CELLS) -> list[CellDefinition]:
+    """The cells of one block of settings: its grid, once per model; each combination planned (checked).
+    ``room``: how many cells the sweep may still have (:data:`MAX_CELLS` less the blocks' before)."""
     least, most = bench.judges
     own = _endpoints(block.get("judges"), f"{where}.judges", defaults, problems) if "judges" in block else None
     if own is not None and most == 0:
@@ -457,7 +487,8 @@ def _block_cells(bench: Any, block: Mapping[str, Any], where: str, models: list[
         own_parts["limit"] = "all" if block_limit is None else block_limit
     if own is not None:
         own_parts["judges"] = "+".join(judge.name for judge in own) or "none"
-    grid = _grid(bench, {k: v for k, v in block.items() if k not in BLOCK_KEYS}, where, problems)
+    grid = _grid(bench, {k: v for k, v in block.items() if k not in BLOCK_KEYS}, where, problems,
+                 copies=len(models), room=room)
     cells = []
     for combination in grid:
         settings: dict[str, Any] = {}
@@ -502,8 +533,11 @@ class _Choice:
     keywords: dict[str, Any]
 
 
-def _grid(bench: Any, block: Mapping[str, Any], where: str, problems: Problems) -> list[tuple[_Choice, ...]]:
-    """Every combination of the block's settings (a list value: one per value), in the file's order."""
+def _grid(bench: Any, block: Mapping[str, Any], where: str, problems: Problems, copies: int = 1,
+          room: int = MAX_CELLS) -> list[tuple[_Choice, ...]]:
+    """Every combination of the block's settings (a list value: one per value), in the file's order. A grid
+    that would make more than ``room`` cells, run ``copies`` times (once per model), is refused by the product
+    of its axes' lengths, before it is expanded (none then)."""
     axes, targets = [], {}
     for key, values in block.items():
         path = f"{where}.{key}"
@@ -520,13 +554,18 @@ def _grid(bench: Any, block: Mapping[str, Any], where: str, problems: Problems) 
         if listed and not values:
             problems.add(path, "an empty list: no cell would run; give at least one value")
             continue
+        if listed and len(values) > MAX_CELLS:  # checked before its values: each is checked, and planned
+            problems.add(path, f"lists {len(values):,} values, more than the {MAX_CELLS:,} cells a sweep file may "
+                               "have (MAX_CELLS); split the sweep into several files")
+            continue
         axis = []
+        firsts: dict[tuple[type, Any], int] = {}  # each value's first index: repeats found in one pass
         for index, value in enumerate(values if listed else [values]):
             at = f"{path}[{index}]" if listed else path
             # the same value of the same type (0 and false are two values: one of them is then refused)
-            same = [k for k, other in enumerate(values[:index] if listed else []) if _same(other, value)]
-            if same:
-                problems.add(at, f"repeats {path}[{same[0]}] ({value!r})")
+            first = firsts.setdefault((type(value), value), index) if _hashable(value) else index
+            if first != index:
+                problems.add(at, f"repeats {path}[{first}] ({value!r})")
                 continue
             try:
                 axis.append(_Choice(str(key), value, at, _keywords(option, renamed, str(key), value)))
@@ -534,11 +573,27 @@ def _grid(bench: Any, block: Mapping[str, Any], where: str, problems: Problems) 
                 problems.add(at, str(err))
         if axis:  # a key none of whose values is good is left out: the rest is still checked
             axes.append(axis)
+    size = math.prod(len(axis) for axis in axes) * copies
+    if size > room:
+        shape = " x ".join(str(len(axis)) for axis in axes) or "1"
+        before = f", and the blocks before it have {MAX_CELLS - room:,}" if room < MAX_CELLS else ""
+        problems.add(where, f"its grid is {shape} settings x {copies} model{'s' if copies != 1 else ''} = {size:,} "
+                            f"cells; a sweep file may have at most {MAX_CELLS:,} (MAX_CELLS){before}: split the sweep "
+                            "into several files")
+        return []
     return list(itertools.product(*axes))
 
 
 def _same(a: Any, b: Any) -> bool:
     return type(a) is type(b) and a == b
+
+
+def _hashable(value: Any) -> bool:
+    try:
+        hash(value)
+    except TypeError:  # a list or mapping: refused as a value later, never a repeat
+        return False
+    return True
 
 
 def _option(bench: Any, key: str) -> tuple[Any, bool]:
