@@ -341,3 +341,18 @@ def test_rescaling_without_a_baseline_file_is_a_bertscore_failure(monkeypatch: p
                                bertscore_options={"num_layers": 2, "rescale_with_baseline": True})
     assert out["bertscore_f1"] is None and "convbench-test/any.tsv" in out["bertscore_error"]
     assert out["bleu_1"] == 0.0 and out["n"] == 1  # the other scores are kept (no shared character: BLEU-1 0)
+
+
+def test_bleu_2_is_smoothed_when_no_bigram_matches_in_the_corpus() -> None:
+    from sacrebleu.metrics import BLEU
+
+    # By hand, char tokens: predictions 我 好 and 你 呢 against 好 我 and 呢 你: every unigram matches (4 of 4),
+    # no bigram does (0 of 2), c = r = 4 (no brevity penalty). sacrebleu's default "exp" smoothing (its
+    # BLEU.compute_bleu) replaces the k-th zero precision by 1 / (2^k x total): the bigram precision is
+    # 1 / (2 x 2) = 1/4, so BLEU-2 = sqrt(1 x 1/4) = 50 (unsmoothed: 0; "floor": 22.36; "add-k": 57.74).
+    out = score_generation(["我好", "你呢"], ["好我", "呢你"], tokenizer="char")
+    assert out["bleu_1"] == pytest.approx(100.0, abs=1e-9)
+    assert out["bleu_2"] == pytest.approx(50.0, abs=1e-9)
+    # the same number from sacrebleu itself on the same tokens
+    assert BLEU(tokenize="none", max_ngram_order=2).corpus_score(["我 好", "你 呢"], [["好 我", "呢 你"]]).score == (
+        pytest.approx(50.0, abs=1e-9))
