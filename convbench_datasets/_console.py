@@ -24,13 +24,21 @@ LOGGER = "convbench_datasets"  # the package's root logger: every module logs un
 
 
 def warn(message: str) -> None:
-    """Print a warning of the command itself, as one line on stderr."""
-    print(f"{PREFIX}: warning: {message}", file=sys.stderr)
+    """Print a warning of the command itself, as one line on stderr (not with ``-q``)."""
+    if not _quiet():
+        print(f"{PREFIX}: warning: {message}", file=sys.stderr)
+
+
+def _quiet() -> bool:
+    """Whether the command was asked for errors only (``-q``, ``--log-level error``)."""
+    return _HANDLER is not None and _HANDLER.level > logging.WARNING
 
 
 def _show_warning(message: Any, category: type[Warning], filename: str, lineno: int,
                   file: TextIO | None = None, line: str | None = None) -> None:
-    """``warnings.showwarning`` without the source location: the message only."""
+    """``warnings.showwarning`` without the source location: the message only (none with ``-q``)."""
+    if _quiet():
+        return
     try:
         print(f"{PREFIX}: warning: {message}", file=file if file is not None else sys.stderr)
     except OSError:  # stderr gone: nowhere left to say it
@@ -49,17 +57,42 @@ def plain_warnings() -> Iterator[None]:
     Everything is restored on exit, so calling ``cli.main`` from Python leaves the caller's warning
     and logging set-up as it was.
     """
+    global _HANDLER
     handler = logging.StreamHandler(sys.stderr)
     handler.setLevel(logging.WARNING)
     handler.setFormatter(_OneLine())
     logger = logging.getLogger(LOGGER)
+    level = logger.level
     with warnings.catch_warnings():
         warnings.showwarning = _show_warning
         logger.addHandler(handler)
+        _HANDLER = handler
         try:
             yield
         finally:
+            _HANDLER = None
             logger.removeHandler(handler)
+            logger.setLevel(level)
+
+
+_HANDLER: logging.Handler | None = None  # the command's handler, while plain_warnings runs
+LEVELS = ("debug", "info", "warning", "error")
+
+
+def set_verbosity(verbose: int = 0, quiet: bool = False, level: str | None = None) -> None:
+    """What the package's loggers print during a command: warnings by default; ``-v`` info, ``-vv``
+    debug, ``-q`` errors only; ``--log-level`` names the level itself (and wins over ``-v``/``-q``)."""
+    if level is not None:
+        chosen = getattr(logging, level.upper())
+    elif quiet:
+        chosen = logging.ERROR
+    else:
+        chosen = {0: logging.WARNING, 1: logging.INFO}.get(verbose, logging.DEBUG)
+    logger = logging.getLogger(LOGGER)
+    if logger.getEffectiveLevel() > chosen:
+        logger.setLevel(chosen)  # let the records through to the handler (restored by plain_warnings)
+    if _HANDLER is not None:
+        _HANDLER.setLevel(chosen)
 
 
 def stdout_closed() -> bool:

@@ -12,7 +12,7 @@ import sys
 from collections.abc import Sequence
 from typing import Any
 
-from ._console import detach_stdout, plain_warnings, stdout_closed, warn
+from ._console import LEVELS, detach_stdout, plain_warnings, set_verbosity, stdout_closed, warn
 from ._version import __version__
 from .benchmark import non_negative as _non_negative
 from .benchmark import positive as _positive
@@ -42,7 +42,20 @@ def _command(commands: Any, name: str, summary: str) -> argparse.ArgumentParser:
     doubled there) but not descriptions, so the summary is written once, as the user reads it. Prefixes of
     flags are not read as the flag (``allow_abbrev=False``): ``--api-key KEY`` would otherwise be
     ``--api-key-env KEY``, and the key then shown as a variable's name."""
-    return commands.add_parser(name, help=summary.replace("%", "%%"), description=summary, allow_abbrev=False)
+    command = commands.add_parser(name, help=summary.replace("%", "%%"), description=summary, allow_abbrev=False)
+    _verbosity_flags(command, argparse.SUPPRESS)  # after the command too: `convbench run ... -v`
+    return command
+
+
+def _verbosity_flags(parser: argparse.ArgumentParser, default: Any) -> None:
+    """``-v``/``-q``/``--log-level``; a subcommand's copy has no default of its own (SUPPRESS), so that it
+    does not undo the same flag given before the command."""
+    parser.add_argument("-v", "--verbose", action="count", default=default if default is argparse.SUPPRESS else 0,
+                        help="say more: -v progress notes (info), -vv everything (debug)")
+    parser.add_argument("-q", "--quiet", action="store_true", default=default if default is argparse.SUPPRESS else False,
+                        help="errors only (no warnings)")
+    parser.add_argument("--log-level", choices=LEVELS, default=default if default is argparse.SUPPRESS else None,
+                        help="the least severe messages shown (default: warning)")
 
 
 def _parser() -> argparse.ArgumentParser:
@@ -52,6 +65,7 @@ def _parser() -> argparse.ArgumentParser:
         allow_abbrev=False,
     )
     parser.add_argument("--version", action="version", version=f"convbench {__version__}")
+    _verbosity_flags(parser, None)
     commands = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
 
     _command(commands, "list", "benchmarks, their configs, row counts and licenses")
@@ -636,6 +650,7 @@ def _main(argv: Sequence[str] | None) -> int:
     try:
         _refuse_key_flags(sys.argv[1:] if argv is None else argv)
         args = _parser().parse_args(argv)  # inside: `convbench --help | head -1` is a closed pipe too
+        set_verbosity(args.verbose, args.quiet, args.log_level)
         COMMANDS[args.command](args)
         sys.stdout.flush()  # a reader that left shows here, not as a traceback at interpreter exit
     except (ConvbenchError, OSError, ValueError, sqlite3.Error) as err:

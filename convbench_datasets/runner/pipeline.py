@@ -18,6 +18,7 @@ Example (the run object of a name from the registry):
 from __future__ import annotations
 
 import json
+import logging
 import os
 import time
 from collections.abc import Iterator, Sequence
@@ -44,6 +45,7 @@ from .session import Session
 from .shards import check_shard, select_shard, shard_signature
 
 Spec = str | Backend
+logger = logging.getLogger(__name__)
 
 
 def run(
@@ -91,6 +93,7 @@ def run(
         if limit is not None:
             selected = selected[:limit]
         rows = select_shard(selected, shard)
+        logger.info("%s: %d rows into %s (cache %s)", bench.title, len(rows), path, store.path)
         started = time.time()
         with Session(store, model, judges, model_options=backend_options, judge_options=options,
                      progress=progress, retry_errors=retry_errors) as session:
