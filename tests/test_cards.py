@@ -40,6 +40,31 @@ def test_card_header_parses_and_has_license_and_size(fixture: str, request: pyte
     assert (folder / "LICENSE.md").read_text(encoding="utf-8").startswith("# Terms of this ")
 
 
+# the Hub's closed vocabularies for these card keys (its dataset card specification)
+HUB_VALUES = {"annotations_creators": {"crowdsourced", "expert-generated", "found", "machine-generated", "no-annotation", "other"},
+              "language_creators": {"crowdsourced", "expert-generated", "found", "machine-generated", "other"},
+              "multilinguality": {"monolingual", "multilingual", "translation", "other"}}
+# who made each benchmark's text and annotations, as its paper says: NC-Bench's examples adapted from
+# existing datasets and written by its authors, who set the acceptable labels; NICO's dialogues drafted by
+# GPT-4-turbo, revised and annotated by hired workers; CoCoEval's transcripts real meetings and debates,
+# with metadata from the sources' annotations or a model (--metadata-model)
+EXPECTED = {"nc_built": (["expert-generated"], ["expert-generated", "found"], ["original"]),
+            "nico_built": (["crowdsourced"], ["machine-generated", "crowdsourced"], ["original"]),
+            "cocoeval_built": (["found", "machine-generated"], ["found"], ["extended|qmsum", "extended|other-iq2-debates"])}
+
+
+@pytest.mark.parametrize("fixture", ["nc_built", "nico_built", "cocoeval_built"])
+def test_card_header_has_the_hubs_taxonomy_keys(fixture: str, request: pytest.FixtureRequest) -> None:
+    header = _header(request.getfixturevalue(fixture))
+    for key, allowed in HUB_VALUES.items():
+        assert header[key] and set(header[key]) <= allowed, (key, header.get(key))
+    annotations, language, sources = EXPECTED[fixture]
+    assert (header["annotations_creators"], header["language_creators"], header["source_datasets"]) == \
+        (annotations, language, sources)
+    assert header["multilinguality"] == ["monolingual"] and header["task_ids"] == ["dialogue-generation"]
+    assert header["task_categories"] == ["text-generation"]
+
+
 @pytest.mark.parametrize("rows,expected", [(0, "n<1K"), (999, "n<1K"), (1000, "1K<n<10K"), (4000, "1K<n<10K"),
                                            (10_000, "10K<n<100K"), (2_500_000, "1M<n<10M")])
 def test_size_category_bins(rows: int, expected: str, tmp_path: Path) -> None:
