@@ -15,13 +15,26 @@ convbench picks the layer in this order (``resolve_layer``):
 ``compute_bertscore`` never raises for a model that cannot be loaded or scored (offline without the
 model, a broken folder): it returns the error (and warns with it), naming the model and how to
 provide it locally, so that the metrics computed before it are kept.
+
+A pair whose prediction or reference is blank (empty or only whitespace: a failed request in
+``convbench run nico`` is scored as an empty turn) gets bert-score's own score for it: bert-score sets
+the raw P, R and F of an empty text to 0 (``greedy_cos_idf``: "Empty candidate sentence detected"),
+rescaled with the baseline like any other score when ``rescale_with_baseline`` is on. bert-score 0.3.13
+cannot reach that code under transformers 5 (its ``sent_encode`` calls the tokenizer's
+``build_inputs_with_special_tokens``, which transformers 5 removed, and fails for the whole batch), so
+convbench scores the other pairs with bert-score and gives blank pairs that score itself; with
+``idf=True`` the weights are still computed over every reference (bert-score's ``get_idf_dict``, blank
+references included as the empty documents they are). ``bertscore_blank_pairs`` counts them.
 """
 
 from __future__ import annotations
 
+import csv
 import importlib.util
+import math
 import os
 import warnings
+from collections import Counter, defaultdict
 from collections.abc import Sequence
 from fractions import Fraction
 from pathlib import Path
@@ -122,13 +135,59 @@ def compute_bertscore(
         import bert_score
 
         _check_baseline(bert_score, model, kwargs)
-        _, _, f1 = bert_score.score(list(predictions), list(references), model_type=model, num_layers=layer.layer,
-                                    **kwargs)
+        blank = [not p.strip() or not r.strip() for p, r in zip(predictions, references)]
+        mean_f1 = _mean_f1(bert_score, list(predictions), list(references), blank, model, layer.layer, kwargs)
     except Exception as err:  # noqa: BLE001 - any failure: the caller's other scores must survive it
         message = _failure(model, err)
         warnings.warn(message, stacklevel=2)  # the CLI shows it as one line; the result keeps it too
         return {"bertscore_f1": None, "bertscore_error": message, "signature": signature}
-    return {"bertscore_f1": 100.0 * float(f1.mean()), "signature": signature}
+    return {"bertscore_f1": 100.0 * mean_f1, "bertscore_blank_pairs": sum(blank), "signature": signature}
+
+
+def _mean_f1(bert_score: Any, predictions: list[str], references: list[str], blank: list[bool], model: str,
+             layer: int, kwargs: dict[str, Any]) -> float:
+    """Mean bert-score F1 over the pairs, a blank pair scoring what bert-score gives an empty text."""
+    if not any(blank):
+        _, _, f1 = bert_score.score(predictions, references, model_type=model, num_layers=layer, **kwargs)
+        return float(f1.mean())
+    options = dict(kwargs)
+    if options.get("idf") is True:  # weights from every reference, as bert-score computes them for the whole call
+        options["idf"] = _idf_weights(bert_score, references, model, options)
+    scores = [_blank_f1(bert_score, model, layer, kwargs)] * len(blank)
+    kept = [i for i, is_blank in enumerate(blank) if not is_blank]
+    if kept:
+        _, _, f1 = bert_score.score([predictions[i] for i in kept], [references[i] for i in kept], model_type=model,
+                                    num_layers=layer, **options)
+        for i, value in zip(kept, f1.tolist()):
+            scores[i] = value
+    return sum(scores) / len(scores)
+
+
+def _blank_f1(bert_score: Any, model: str, layer: int, kwargs: dict[str, Any]) -> float:
+    """bert-score's F1 for a pair with an empty text: 0, rescaled as bert-score rescales (row ``layer`` of the
+    baseline file, column F: (F - b) / (1 - b)) when asked to."""
+    if not kwargs.get("rescale_with_baseline"):
+        return 0.0
+    with open(_baseline_path(bert_score, model, kwargs), encoding="utf-8", newline="") as lines:
+        rows = list(csv.reader(lines))
+    baseline = float(rows[1 + layer][3])  # bert-score: pd.read_csv(path).iloc[num_layers], columns LAYER, P, R, F
+    return (0.0 - baseline) / (1.0 - baseline)
+
+
+def _idf_weights(bert_score: Any, references: list[str], model: str, options: dict[str, Any]) -> dict[int, float]:
+    """bert-score's ``get_idf_dict`` over every reference; a blank one is the empty document bert-score makes
+    of it (its special tokens only), which ``sent_encode`` cannot encode under transformers 5."""
+    from bert_score.utils import get_tokenizer, sent_encode
+
+    tokenizer = get_tokenizer(model, options.get("use_fast_tokenizer", False))
+    counts: Counter[int] = Counter()
+    for reference in references:
+        ids = sent_encode(tokenizer, reference) if reference.strip() else tokenizer.encode("", add_special_tokens=True)
+        counts.update(set(ids))
+    documents = len(references)
+    weights: defaultdict[int, float] = defaultdict(lambda: math.log((documents + 1) / 1))
+    weights.update({token: math.log((documents + 1) / (count + 1)) for token, count in counts.items()})
+    return weights
 
 
 def _check_baseline(bert_score: Any, model: str, kwargs: dict[str, Any]) -> None:
@@ -137,11 +196,15 @@ def _check_baseline(bert_score: Any, model: str, kwargs: dict[str, Any]) -> None
     a local folder never has), while the signature would say the scores are rescaled."""
     if not kwargs.get("rescale_with_baseline"):
         return
-    path = kwargs.get("baseline_path") or os.path.join(os.path.dirname(bert_score.__file__), "rescale_baseline",
-                                                        str(kwargs.get("lang")), f"{model}.tsv")
+    path = _baseline_path(bert_score, model, kwargs)
     if not os.path.isfile(path):
         raise FileNotFoundError(f"rescale_with_baseline needs a baseline file, and there is none at {path} "
                                 "(pass baseline_path, or rescale_with_baseline=False)")
+
+
+def _baseline_path(bert_score: Any, model: str, kwargs: dict[str, Any]) -> str:
+    return str(kwargs.get("baseline_path") or os.path.join(os.path.dirname(bert_score.__file__), "rescale_baseline",
+                                                           str(kwargs.get("lang")), f"{model}.tsv"))
 
 
 def _version(distribution: str) -> str | None:

@@ -1,42 +1,38 @@
 r"""jieba's segmentation (precise mode, HMM on), from a faster backend when one is installed.
 
 ``jieba_cutter()`` returns a function that always gives exactly ``jieba.lcut(text)``. With the ``fast``
-extra (``pip install 'convbench[fast]'``: ``rjieba``, a binding of the Rust port jieba-rs, about 10x
-faster) the work goes to rjieba, corrected where jieba-rs is known to differ from jieba:
+extra (``pip install 'convbench[fast]'``: ``rjieba``, a binding of the Rust port jieba-rs) the dictionary
+work goes to rjieba and the rest is jieba's own code:
 
-- jieba-rs counts more code points as Chinese (CJK extension A, U+9FD6-U+9FFF, compatibility
-  ideographs, the supplementary planes), so its blocks differ from jieba's around those. A text
-  with any character outside the ideographs jieba knows (U+4E00-U+9FD5), ASCII, and the usual
-  punctuation and full-width blocks is therefore first split into jieba's own blocks with jieba's
-  own pattern; non-Chinese blocks are cut by jieba's rule here (one token per character, ``\r\n``
-  kept together), the others go to rjieba.
+- jieba cuts a text into blocks (``JIEBA_HAN``: ideographs U+4E00-U+9FD5, ASCII letters and digits,
+  ``+#&._%-``), finds each block's best route through its dictionary (the dynamic programme over the
+  word graph), and hands every stretch of consecutive one-character pieces of that route (the
+  "buffer") to its HMM (``jieba.finalseg``) unless the stretch is itself a dictionary word.
+- rjieba gives the route (``cut(text, hmm=False)``); convbench collects the buffers from it and runs
+  jieba's own HMM on them (``jieba.finalseg.cut``, the same test on jieba's ``FREQ``), memoised per
+  buffer. jieba-rs's copy of the HMM probabilities rounds exact ties differently from jieba's (a run
+  of three or four of one character, ``南南南南想``, ``我水水水热``; a unit repeated, ``务风务风``), and
+  its HMM keeps Latin/digit runs such as ``COVID-19`` whole where jieba's splits them; neither is used.
+- With ``hmm=False`` jieba-rs joins consecutive one-character ASCII letters and digits of the route into
+  one token (``COVID``); jieba's dictionary has no word made only of them, so such a token is always
+  one-character pieces of the route, and goes back into the buffer.
 - jieba-rs sums its dictionary's frequencies once per word; jieba counts each line of dict.txt, and
   jieba 0.42's lists ``B超`` (frequency 3) twice, so jieba's total is 60,101,967 and jieba-rs's
-  60,101,964. Every word's log-probability then differs by about 5e-8, which changes nothing except
-  exact ties: a run of a repeated character (``呵呵呵…``: ``呵|呵呵`` and ``呵呵|呵`` score the same) or any
-  other text with two segmentations made of the same words has several best routes, and which one
-  the dynamic programme keeps depends on how its floating-point sums round. From about 60 characters
-  of such a run (``"呵" * 79``, ``"啊" * 94``, a 91-character text starting ``买买买``) they rounded
-  differently. convbench therefore uses its own rjieba instance and adds to it one word of frequency
-  ``JIEBA_DUPLICATE_FREQ`` that no text handed to rjieba can contain (``TOTAL_PAD_WORD``, a Unicode
-  noncharacter outside jieba's blocks): the totals, and so every sum, are then bit for bit jieba's.
-- jieba's HMM (for stretches the dictionary leaves as single characters) has exact ties too, and
-  jieba-rs's copy of its probabilities rounds them differently: ``"南" * 8`` is ``南南|南南南|南南南``
-  in jieba and ``南南南|南南|南南南`` in jieba-rs. Such ties need two segmentations made of the same
-  words in another order, which repetition gives: a run of 5 or more of one character (``2 + 3`` or
-  ``3 + 2``; shorter runs have none), or a unit of 2 or more characters three times in a row (``u|uu``
-  or ``uu|u``). A text (or block) holding either within Chinese characters (``_TIE_PRONE``: runs of 5,
-  units of up to ``TIE_UNIT_MAX`` characters) goes to jieba itself; everything else stays with
-  rjieba. The check costs about 4 µs a text; it sent 77 of the speed benchmark's 20,000 texts to jieba.
-- Inside a block its HMM keeps Latin/digit runs such as ``a_b``, ``COVID-19`` or ``1.2.3`` whole where
-  jieba's HMM splits them with the pattern ``[a-zA-Z0-9]+(?:\.\d+)?%?``. jieba's dictionary has no word
-  that mixes such characters with Chinese, so each run of rjieba tokens made only of them is exactly
-  one such stretch of jieba's HMM, and it is split again here with jieba's pattern. The only
-  dictionary words made of them (``AT&T``, ``C#``, ``c#``, ``C++``, ``c++``) would blur that, so a text
-  holding one is left to jieba whole.
+  60,101,964. Every word's log-probability then differs by about 5e-8, which changes routes with exact
+  ties (``呵|呵呵`` and ``呵呵|呵`` in a long run of 呵, a 91-character text starting ``买买买``). convbench
+  therefore uses its own rjieba instance and adds to it one word of frequency ``JIEBA_DUPLICATE_FREQ``
+  that no text handed to rjieba can contain (``TOTAL_PAD_WORD``, a Unicode noncharacter outside
+  jieba's blocks): the totals, and so every sum, are then bit for bit jieba's.
+- jieba-rs counts more code points as Chinese (CJK extension A, U+9FD6-U+9FFF, compatibility
+  ideographs, the supplementary planes), so its blocks differ from jieba's around those. A text
+  with any character outside the ideographs jieba knows, ASCII, and the usual punctuation and
+  full-width blocks is therefore first split into jieba's own blocks with jieba's own pattern;
+  non-Chinese stretches are cut by jieba's rule here (one token per character, ``\r\n`` kept
+  together), the blocks go to rjieba.
 
 tests/scoring/test_segmentation.py checks the equality on 12,000 seeded sentences that mix all of
-these, on runs of repeated characters and words up to 300 characters long, and on long mixed blocks.
+these, on runs of repeated characters and words up to 300 characters long, on long mixed blocks, and
+on every short probe of a repeated character (2-4 times) or unit (2-3 times) between other characters.
 ``CONVBENCH_SEGMENTER=jieba`` forces jieba itself (for instance after ``jieba.add_word``, which rjieba
 cannot see; read at first use); without rjieba, jieba is used and nothing else changes.
 """
@@ -51,23 +47,17 @@ import warnings
 from collections.abc import Callable
 from functools import lru_cache
 
-# jieba 0.42's own patterns (jieba.re_han_default, jieba.re_skip_default, jieba.finalseg.re_skip;
-# a test checks they still are).
+# jieba 0.42's own patterns (jieba.re_han_default, jieba.re_skip_default; a test checks they still are).
 JIEBA_HAN = re.compile("([\u4E00-\u9FD5a-zA-Z0-9+#&\\._%\\-]+)", re.U)
 JIEBA_SKIP = re.compile("(\r\n|\\s)", re.U)
-JIEBA_HMM_SKIP = re.compile(r"([a-zA-Z0-9]+(?:\.\d+)?%?)")
 # Characters rjieba treats as jieba does when handed a whole text: the ideographs jieba knows, ASCII,
 # and the punctuation, symbol and full-width blocks that both take one character at a time.
 _WHOLE_TEXT_SAFE = re.compile(
     "[\u4E00-\u9FD5\x00-\x7F\u00A0-\u00BF\u2000-\u206F\u3000-\u303F\uFE30-\uFE4F\uFF00-\uFFEF]*"
 )
-_LATIN_CLASS = re.compile("[a-zA-Z0-9+#&._%\\-]")  # non-Chinese characters of jieba's blocks
-_LATIN_ONLY = re.compile("[a-zA-Z0-9+#&._%\\-]+")
-# Where jieba's HMM can tie (see the module docstring): one Chinese character five times in a row, or a
-# unit of 2 to TIE_UNIT_MAX Chinese characters three times in a row (\1 is the unit's first character).
-TIE_UNIT_MAX = 12
-_TIE_PRONE = re.compile(f"([\u4E00-\u9FD5])(?:\\1{{4}}|([\u4E00-\u9FD5]{{1,{TIE_UNIT_MAX - 1}}}?)\\1\\2\\1\\2)")
-_LATIN_WORDS = re.compile("AT&T|[Cc](?:#|\\+\\+)")  # the only dictionary words made of them (jieba 0.42)
+_BLOCK_CHAR = re.compile("[\u4E00-\u9FD5a-zA-Z0-9+#&._%\\-]")  # one character of a JIEBA_HAN block
+_ASCII_WORD = re.compile("[a-zA-Z0-9]+")  # what jieba-rs without HMM joins from one-character route pieces
+HMM_MEMO = 1 << 16  # buffers whose HMM segmentation is remembered
 
 BACKENDS: tuple[str, ...] = ("rjieba", "jieba")
 # jieba 0.42's total counts dict.txt's duplicated line "B超 3" twice, jieba-rs's once (module docstring);
@@ -92,7 +82,7 @@ VERIFIED_RJIEBA = ((0, 2, 2), (0, 3, 0))  # from, up to (excluded)
 
 
 @lru_cache(maxsize=None)
-def _rjieba() -> Callable[[str], list[str]] | None:
+def _rjieba() -> Callable[[str, bool], list[str]] | None:
     try:
         import rjieba
     except ImportError:
@@ -109,7 +99,7 @@ def _rjieba() -> Callable[[str], list[str]] | None:
         return None
     instance = rjieba.Jieba()  # not rjieba's shared default instance: the pad word stays ours
     instance.add_word(TOTAL_PAD_WORD, JIEBA_DUPLICATE_FREQ, None)  # dictionary total = jieba's
-    return instance.cut
+    return instance.cut  # (text, hmm): convbench asks for the route only (hmm=False)
 
 
 def version(name: str) -> str | None:
@@ -160,30 +150,47 @@ def jieba_cutter(name: str | None = None) -> Callable[[str], list[str]]:
     return _make_hybrid(fast)
 
 
-def _make_hybrid(fast: Callable[[str], list[str]]) -> Callable[[str], list[str]]:
-    whole_text_safe, latin_only, tie_prone = _WHOLE_TEXT_SAFE.fullmatch, _LATIN_ONLY.fullmatch, _TIE_PRONE.search
+@lru_cache(maxsize=None)
+def _jieba_hmm_parts() -> tuple[Callable[[str], int | None], Callable[[str], tuple[str, ...]]]:
+    """jieba's dictionary look-up (``FREQ.get``) and its HMM (``finalseg.cut``, memoised per buffer)."""
+    _jieba()  # jieba's dictionary loaded
+    import jieba
+    import jieba.finalseg
+
+    @lru_cache(maxsize=HMM_MEMO)
+    def hmm(buffer: str) -> tuple[str, ...]:
+        return tuple(jieba.finalseg.cut(buffer))
+
+    return jieba.dt.FREQ.get, hmm
+
+
+def _make_hybrid(fast: Callable[[str, bool], list[str]]) -> Callable[[str], list[str]]:
+    whole_text_safe, block_char, ascii_word = _WHOLE_TEXT_SAFE.fullmatch, _BLOCK_CHAR.fullmatch, _ASCII_WORD.fullmatch
+    in_dictionary, hmm = _jieba_hmm_parts()
+
+    def flush(buffer: str, out: list[str]) -> None:
+        """jieba's ``__cut_DAG`` for a stretch of one-character route pieces."""
+        if len(buffer) == 1:
+            out.append(buffer)
+        elif not in_dictionary(buffer):
+            out.extend(hmm(buffer))
+        else:
+            out.extend(buffer)
 
     def cut_safe(text: str) -> list[str]:
-        """A text of whole-text-safe characters (or one of jieba's blocks)."""
-        if tie_prone(text):
-            return _jieba()(text)  # jieba segments blocks independently: the block's words are the text's
-        words = fast(text)
-        if not _LATIN_CLASS.search(text):
-            return words
-        if _LATIN_WORDS.search(text):
-            return _jieba()(text)
+        """A text of whole-text-safe characters (or one of jieba's blocks): rjieba's route, jieba's HMM."""
         out: list[str] = []
-        run: list[str] = []
-        for word in words:
-            if latin_only(word):
-                run.append(word)
+        buffer = ""
+        for word in fast(text, False):
+            if (len(word) == 1 and block_char(word)) or ascii_word(word):
+                buffer += word  # one-character pieces of the route (ASCII ones joined by jieba-rs)
                 continue
-            if run:
-                out.extend(piece for piece in JIEBA_HMM_SKIP.split("".join(run)) if piece)
-                run.clear()
+            if buffer:  # a word of the route, or a character outside every block: the buffer ends
+                flush(buffer, out)
+                buffer = ""
             out.append(word)
-        if run:
-            out.extend(piece for piece in JIEBA_HMM_SKIP.split("".join(run)) if piece)
+        if buffer:
+            flush(buffer, out)
         return out
 
     def cut(text: str) -> list[str]:
