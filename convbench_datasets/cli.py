@@ -18,6 +18,7 @@ from .benchmark import non_negative as _non_negative
 from .benchmark import positive as _positive
 from .extras import missing_module_message
 from .errors import ConvbenchError
+from .runner.error_rate import DEFAULT_MAX_ERROR_RATE, TooManyErrors
 
 
 def _positive_seconds(text: str) -> float:
@@ -25,6 +26,12 @@ def _positive_seconds(text: str) -> float:
     if value <= 0:
         raise argparse.ArgumentTypeError(f"must be more than 0, got {value}")
     return value
+
+
+def _error_rate(text: str) -> float:
+    from .runner.error_rate import parse_rate
+
+    return parse_rate(text)
 
 
 def _shard(text: str) -> tuple[int, int]:
@@ -85,6 +92,12 @@ def _parser() -> argparse.ArgumentParser:
     build.add_argument("--metadata-model-base-url", metavar="URL", help="cocoeval: OpenAI-compatible server for --metadata-model")
     build.add_argument("--cache", metavar="FILE",
                        help="cocoeval: response cache of the model-made stages (default $CONVBENCH_CACHE/responses.sqlite)")
+    build.add_argument("--retry-errors", action="store_true",
+                       help="cocoeval: ask the model-made stages again the prompts that ended in a per-row error in an "
+                            "earlier build (default: record the error again, the rule-made value kept)")
+    build.add_argument("--max-error-rate", type=_error_rate, metavar="SHARE",
+                       help="cocoeval: the share of a model-made stage's prompts that may end in an error (default "
+                            "0.05, i.e. 5%%): with more, the build stops, exit 1, with their count")
     build.add_argument("--no-progress", action="store_true", help="hide progress bars")
     install = _command(commands, "install", "make load_dataset(\"convbench/NAME\") work offline on this machine")
     install.add_argument("name", help="benchmark name (see `convbench list`)")
@@ -136,6 +149,9 @@ def _parser() -> argparse.ArgumentParser:
     run.add_argument("--timeout", type=_positive_seconds, help="seconds each request attempt may take in all before a retry (default 120)")
     run.add_argument("--retry-errors", action="store_true",
                      help="ask again the prompts that ended in a per-row error in an earlier run (default: record the error again)")
+    run.add_argument("--max-error-rate", type=_error_rate, default=DEFAULT_MAX_ERROR_RATE, metavar="SHARE",
+                     help="the share of rows that may end in an error (0.05 or 5%%, the default; 0: none, 1: any): with "
+                          "more, the run folder is still written, and the command exits 1 with their count")
     run.add_argument("--device", help="hf backends: cpu, cuda, cuda:1... (default: cuda if available)")
     run.add_argument("--dtype", help="hf backends: float32, bfloat16, float16 or auto (default)")
     run.add_argument("--batch-size", type=_positive, help="hf backends: prompts per batch (default 8)")
@@ -337,9 +353,15 @@ def _cmd_run(args: argparse.Namespace) -> None:
             raise ConvbenchError(f"convbench run {bench.name} takes no judge: {' and '.join(given)} would be unused")
     if judges:
         settings.update(judge=judges if len(judges) > 1 else judges[0], judge_options=_judge_options(args))
-    result = bench.run(model=args.model, out=args.out, limit=args.limit, shard=args.shard, cache=args.cache,
-                       dataset=args.dataset, sources=args.sources, backend_options=_model_options(args),
-                       progress=not args.no_progress, retry_errors=args.retry_errors, **settings)
+    try:
+        result = bench.run(model=args.model, out=args.out, limit=args.limit, shard=args.shard, cache=args.cache,
+                           dataset=args.dataset, sources=args.sources, backend_options=_model_options(args),
+                           progress=not args.no_progress, retry_errors=args.retry_errors,
+                           max_error_rate=args.max_error_rate, **settings)
+    except TooManyErrors as err:  # the folder is written: show what it holds, then fail with the count
+        if err.result is not None:
+            _print_run(err.result)
+        raise
     _print_run(result)
 
 
@@ -589,10 +611,12 @@ def _cmd_build(args: argparse.Namespace) -> None:
                 raise ConvbenchError(f"--{stage.replace('_', '-')}-base-url needs --{stage.replace('_', '-')}")
             options[stage] = spec
             options[f"{stage}_options"] = {"base_url": base_url} if base_url else {}
-    if args.cache:
-        if args.name != "cocoeval":
-            raise ConvbenchError("--cache applies to cocoeval's model-made stages only")
-        options["cache"] = args.cache
+    for flag, value in (("--cache", args.cache), ("--retry-errors", args.retry_errors),
+                        ("--max-error-rate", args.max_error_rate)):
+        if value not in (None, False):
+            if args.name != "cocoeval":
+                raise ConvbenchError(f"{flag} applies to cocoeval's model-made stages only")
+            options[flag.lstrip("-").replace("-", "_")] = value
     summary = build(args.name, args.out, sources=args.sources, data_dir=args.data_dir, progress=not args.no_progress,
                     **options)
     print("\n".join(summary.lines()))

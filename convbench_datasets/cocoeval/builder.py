@@ -12,6 +12,7 @@ from .._version import __version__
 from ..errors import BuildError
 from ..hub import BuiltConfig, BuiltDataset
 from ..registry import BenchmarkInfo
+from ..runner.error_rate import DEFAULT_MAX_ERROR_RATE, checked_rate
 from . import schema
 from .cleaning import RULES
 from .conversations import (QMSUM_DOMAINS, SETTINGS, iq2_source, pins, qmsum_sources, read_iq2, read_qmsum, read_tcr,
@@ -49,11 +50,15 @@ def build(sources_dir: str | os.PathLike[str] | None = None, progress: bool = Tr
           summarizer_options: dict[str, Any] | None = None, cleaner: str | Backend | None = None,
           cleaner_options: dict[str, Any] | None = None, metadata_model: str | Backend | None = None,
           metadata_model_options: dict[str, Any] | None = None,
-          cache: str | os.PathLike[str] | None = None) -> BuiltDataset:
+          cache: str | os.PathLike[str] | None = None, retry_errors: bool = False,
+          max_error_rate: float = DEFAULT_MAX_ERROR_RATE) -> BuiltDataset:
     """Build every source's instances. Model-made stages (a model spec or Backend each; see
     :mod:`.model_made`): ``cleaner`` cleans QMSum Product and Academic, ``summarizer`` writes abstractive
     summaries, ``metadata_model`` the metadata; their answers go through the response cache ``cache``
-    (default: convbench's), so a rebuild with the same models makes no calls."""
+    (default: convbench's), so a rebuild with the same models makes no calls. A prompt that ended in a
+    model error keeps its rule-made value and is counted (its error cached: ``retry_errors`` asks again);
+    more than ``max_error_rate`` of a stage's prompts stop the build (see :mod:`.model_stage`)."""
+    stage_policy = {"retry_errors": retry_errors, "max_error_rate": checked_rate(max_error_rate)}
     counts: Counter = Counter()
     stages: list[StageRecord] = []
     tcr = _tcr_files(Path(data_dir)) if data_dir is not None else {}  # a wrong folder fails before downloads
@@ -74,7 +79,7 @@ def build(sources_dir: str | os.PathLike[str] | None = None, progress: bool = Tr
             for c, s in (*picked[source][0], *picked[source][1]):
                 starts.setdefault(id(c), []).append(s)
         stages.append(clean_transcripts(cleaned, cleaner, cleaner_options or {}, cache, progress,
-                                        cuts=[starts.get(id(c), []) for c in cleaned]))
+                                        cuts=[starts.get(id(c), []) for c in cleaned], **stage_policy))
     configs = []
     windows: list[tuple[dict[str, Any], dict[str, Any], int]] = []  # (row, conversation, start) for the model stages
     for source, (evaluation, training) in picked.items():
@@ -85,10 +90,10 @@ def build(sources_dir: str | os.PathLike[str] | None = None, progress: bool = Tr
     rows = [row for row, _, _ in windows]
     if summarizer is not None:  # before the metadata model: the summary prompt names the source's setting
         stages.append(abstractive_summaries(rows, [c["turns"][: s - WINDOW] for _, c, s in windows], summarizer,
-                                            summarizer_options or {}, progress, cache))
+                                            summarizer_options or {}, progress, cache, **stage_policy))
     if metadata_model is not None:
         stages.append(model_metadata(rows, [c["turns"][:s] for _, c, s in windows], metadata_model,
-                                     metadata_model_options or {}, cache, progress))
+                                     metadata_model_options or {}, cache, progress, **stage_policy))
     return BuiltDataset(
         name=NAME,
         features=schema.features(),

@@ -28,6 +28,7 @@ import json
 from collections.abc import Collection, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
+from ..runner.error_rate import DEFAULT_MAX_ERROR_RATE
 from .instances import ABSTRACTIVE_MAX_TURNS
 from .model_stage import StageRecord, run_stage
 from .simulation import _json_object, _lines, speakers
@@ -46,9 +47,11 @@ _FENCE = "```"
 
 def clean_transcripts(conversations: Sequence[dict[str, Any]], model: str | Backend,
                       options: Mapping[str, Any], cache: Any = None, progress: bool = True,
-                      cuts: Sequence[Collection[int]] | None = None) -> StageRecord:
+                      cuts: Sequence[Collection[int]] | None = None, *, retry_errors: bool = False,
+                      max_error_rate: float = DEFAULT_MAX_ERROR_RATE) -> StageRecord:
     """Replace the turns' rule-cleaned text by the model's cleaned text, in place. ``cuts``: per
-    conversation, the turn indices where a piece must begin (its windows' reference starts)."""
+    conversation, the turn indices where a piece must begin (its windows' reference starts).
+    ``retry_errors``, ``max_error_rate``: as :func:`.model_stage.run_stage` (the same for every stage)."""
     pieces = [(c, k, c["turns"][k:end]) for c, at in zip(conversations, cuts or [()] * len(conversations))
               for k, end in piece_spans(len(c["turns"]), at)]
     fields = [{"setting": c["setting"], "count": len(turns),
@@ -57,7 +60,8 @@ def clean_transcripts(conversations: Sequence[dict[str, Any]], model: str | Back
     labels = [f"{c['source']} meeting {c['id']} turns {k + 1}-{k + len(turns)}" for c, k, turns in pieces]
     cleaned, record = run_stage("cleaner", model, options, fields, labels,
                                 lambda i, text: parse_cleaned(text, [t["speaker"] for t in pieces[i][2]]),
-                                what="cleaned text", max_new_tokens=CLEAN_MAX_NEW_TOKENS, cache=cache, progress=progress)
+                                what="cleaned text", max_new_tokens=CLEAN_MAX_NEW_TOKENS, cache=cache, progress=progress,
+                                retry_errors=retry_errors, max_error_rate=max_error_rate)
     rewritten = kept = 0
     for (conversation, k, turns), texts in zip(pieces, cleaned):
         if texts is None:
@@ -106,13 +110,15 @@ def parse_cleaned(text: str, speakers_in_order: Sequence[str]) -> tuple[list[str
 
 def abstractive_summaries(rows: Sequence[dict[str, Any]], earlier: Sequence[Sequence[Mapping[str, Any]]],
                           model: str | Backend, options: Mapping[str, Any], progress: bool = True,
-                          cache: Any = None) -> StageRecord:
+                          cache: Any = None, *, retry_errors: bool = False,
+                          max_error_rate: float = DEFAULT_MAX_ERROR_RATE) -> StageRecord:
     """Replace the extractive summaries of rows with earlier turns by the model's, in place."""
     todo = [(row, list(turns[-ABSTRACTIVE_MAX_TURNS:])) for row, turns in zip(rows, earlier) if turns]
     fields = [{"setting": row["metadata"]["setting"], "history": _lines(turns)} for row, turns in todo]
     summaries, record = run_stage("summarizer", model, options, fields, [f"row {row['id']}" for row, _ in todo],
                                   lambda i, text: (text.strip(), None) if text.strip() else (None, "the answer is empty"),
-                                  what="summary", max_new_tokens=SUMMARY_MAX_NEW_TOKENS, cache=cache, progress=progress)
+                                  what="summary", max_new_tokens=SUMMARY_MAX_NEW_TOKENS, cache=cache, progress=progress,
+                                  retry_errors=retry_errors, max_error_rate=max_error_rate)
     for (row, turns), summary in zip(todo, summaries):
         if summary is not None:
             row["summary"] = summary
@@ -125,7 +131,8 @@ def abstractive_summaries(rows: Sequence[dict[str, Any]], earlier: Sequence[Sequ
 
 def model_metadata(rows: Sequence[dict[str, Any]], before: Sequence[Sequence[Mapping[str, Any]]],
                    model: str | Backend, options: Mapping[str, Any], cache: Any = None,
-                   progress: bool = True) -> StageRecord:
+                   progress: bool = True, *, retry_errors: bool = False,
+                   max_error_rate: float = DEFAULT_MAX_ERROR_RATE) -> StageRecord:
     """Replace each row's rule-made metadata by the model's, in place. ``before``: per row, the
     conversation's turns up to the end of its history window."""
     names = [speakers(row) for row in rows]
@@ -136,7 +143,8 @@ def model_metadata(rows: Sequence[dict[str, Any]], before: Sequence[Sequence[Map
                "count": len(turns), "history": _lines(turns)} for row, who, turns in zip(rows, names, read)]
     found, record = run_stage("metadata_model", model, options, fields, [f"row {row['id']}" for row in rows],
                               lambda i, text: parse_metadata(text, names[i]), what="metadata",
-                              max_new_tokens=METADATA_MAX_NEW_TOKENS, cache=cache, progress=progress)
+                              max_new_tokens=METADATA_MAX_NEW_TOKENS, cache=cache, progress=progress,
+                              retry_errors=retry_errors, max_error_rate=max_error_rate)
     for row, metadata in zip(rows, found):
         if metadata is not None:
             row["metadata"] = metadata

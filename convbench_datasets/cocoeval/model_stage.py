@@ -6,14 +6,22 @@ so an interrupted build resumes and a rebuild with the same model makes no calls
 parsed by the stage; an unusable one (or one cut at the token limit: never kept, however it parses)
 is asked once more, with the model's answer and the problem shown and twice the token limit (the
 runner's ``CUT_RETRY_FACTOR``, as for a cut simulation reply), and if it is still unusable the item
-keeps its rule-made value and the failure is counted and named in the card. A per-item model error (the server refused the
-prompt) is not bad output but a hole: the build stops, naming the item, and is rerun once it is fixed.
+keeps its rule-made value and the failure is counted and named in the card.
+
+A per-item model error (the server refused the prompt, or never gave a usable reply) gets the runner's
+per-row accounting: the item keeps its rule-made value, the error is counted and named in the card, and it
+is stored in the cache, so a rebuild records it again without asking unless ``retry_errors`` (``convbench
+build --retry-errors``). When more than ``max_error_rate`` of a stage's prompts (default 5%, as for runs)
+ended in an error, the build stops after that stage with their count
+(:class:`~convbench_datasets.runner.error_rate.TooManyErrors`), before
+anything is written; fewer are a warning.
 """
 
 from __future__ import annotations
 
 import hashlib
 import json
+import warnings
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
@@ -21,7 +29,7 @@ from string import Template
 from typing import TYPE_CHECKING, Any
 
 from .._resources import read_yaml
-from ..errors import BuildError
+from ..runner.error_rate import DEFAULT_MAX_ERROR_RATE, check_error_rate
 
 if TYPE_CHECKING:
     from ..runner.backends import Backend
@@ -46,17 +54,22 @@ class StageRecord:
     asked: int = 0
     repaired: int = 0  # answers unusable at first and usable after the one retry
     failures: list[tuple[str, str]] = field(default_factory=list)  # (item, problem): rule-made value kept
+    errors: list[tuple[str, str]] = field(default_factory=list)  # (item, model error): rule-made value kept
     notes: str = ""  # the stage's own counts, one sentence (the stage sets it)
 
 
 def run_stage(stage: str, model: str | Backend, options: Mapping[str, Any], fields: Sequence[Mapping[str, Any]],
               labels: Sequence[str], parse: Parse, *, what: str, max_new_tokens: int,
-              cache: Any = None, progress: bool = True) -> tuple[list[Any], StageRecord]:
+              cache: Any = None, progress: bool = True, retry_errors: bool = False,
+              max_error_rate: float = DEFAULT_MAX_ERROR_RATE) -> tuple[list[Any], StageRecord]:
     """Ask ``model`` (a spec or Backend) the stage's prompt filled with each of ``fields``.
 
-    Returns one parsed value per item (None where the answer stayed unusable: keep the rule-made
-    value) and the stage's record. ``labels`` name the items in errors and in the card; ``what`` is
-    what an answer gives ("summary"); ``cache`` is the response cache file (default: convbench's).
+    Returns one parsed value per item (None where the answer stayed unusable or the model gave an error:
+    keep the rule-made value) and the stage's record. ``labels`` name the items in errors and in the
+    card; ``what`` is what an answer gives ("summary"); ``cache`` is the response cache file (default:
+    convbench's). ``retry_errors``: ask again the prompts whose per-row error is cached (default: record
+    it again). More errors than ``max_error_rate`` of the prompts raise
+    :class:`~convbench_datasets.runner.error_rate.TooManyErrors`.
     """
     from ..runner.backends import GenerationParams, backend_from_spec
     from ..runner.cache import ResponseCache
@@ -69,12 +82,12 @@ def run_stage(stage: str, model: str | Backend, options: Mapping[str, Any], fiel
     record = StageRecord(stage, backend.spec, backend.identity(), _sha256(texts), asked=len(fields))
     params = GenerationParams(max_new_tokens=max_new_tokens)
     name = stage.replace("_", " ")
+    errors: dict[int, str] = {}  # item -> its model error (the rule-made value is kept)
     with ResponseCache(cache) as store, _closing(backend):
-        # a build asks again what failed before: a dataset cannot keep a hole where a model's text belongs
-        first = complete(backend, prompts, params, store, desc=name, progress=progress, retry_errors=True)
-        _stop_on_errors(first.generations, range(len(prompts)), labels, name, backend.spec, what)
+        first = complete(backend, prompts, params, store, desc=name, progress=progress, retry_errors=retry_errors)
+        errors.update(_errors(first.generations, range(len(prompts))))
         values, problems = _parse_all(first.generations, range(len(prompts)), parse, max_new_tokens)
-        again = [i for i in range(len(prompts)) if problems[i] is not None]
+        again = [i for i in range(len(prompts)) if problems[i] is not None and i not in errors]
         if again:
             repairs = [[*prompts[i], {"role": "assistant", "content": first.generations[i].text},
                         {"role": "user", "content": Template(texts["repair"]).substitute(fields[i], problem=problems[i])}]
@@ -82,14 +95,38 @@ def run_stage(stage: str, model: str | Backend, options: Mapping[str, Any], fiel
             # twice the room: a greedy answer cut at the limit would be cut there again
             larger = GenerationParams(max_new_tokens=CUT_RETRY_FACTOR * max_new_tokens)
             second = complete(backend, repairs, larger, store, desc=f"{name} (retry)", progress=progress,
-                              retry_errors=True)
-            _stop_on_errors(second.generations, again, labels, name, backend.spec, what)
+                              retry_errors=retry_errors)
+            errors.update(_errors(second.generations, again))
             retried, still = _parse_all(second.generations, again, parse, larger.max_new_tokens)
             for i, value, problem in zip(again, retried, still):
                 values[i], problems[i] = value, problem
-                record.repaired += problem is None
+                record.repaired += problem is None and i not in errors
+    for i in errors:
+        values[i], problems[i] = None, None
     record.failures = [(labels[i], p) for i, p in enumerate(problems) if p is not None]
+    record.errors = [(labels[i], errors[i]) for i in sorted(errors)]
+    _account_errors(record, name, what, max_error_rate)
     return values, record
+
+
+def _errors(generations: Sequence[Any], items: Sequence[int]) -> dict[int, str]:
+    """The items whose generation is a model error, with the error (one line)."""
+    return {i: " ".join(str(g.error).split()) for i, g in zip(items, generations) if g.error is not None}
+
+
+def _account_errors(record: StageRecord, name: str, what: str, max_error_rate: float) -> None:
+    """Stop the build (``TooManyErrors``) when more than ``max_error_rate`` of the stage's prompts ended in
+    an error; warn about fewer. Either way every error is in the record (and so in the card)."""
+    if not record.errors:
+        return
+    item, error = record.errors[0]
+    first = error if len(error) <= 200 else error[:199] + "…"
+    retry = "once the cause is fixed, the same `convbench build` command with --retry-errors asks them again"
+    check_error_rate(len(record.errors), record.asked, max_error_rate, what=f"prompts of the {name} {record.spec}",
+                     subject="cocoeval", advice=(f"first: {item}: {first}; nothing was written: {retry} (a higher "
+                                                 f"--max-error-rate accepts them, each keeping its rule-made {what})"))
+    warnings.warn(f"cocoeval: {len(record.errors)} of {record.asked} prompts of the {name} {record.spec} ended in an "
+                  f"error; each keeps its rule-made {what}, named in the card; {retry}", stacklevel=3)
 
 
 @contextmanager
@@ -114,13 +151,6 @@ def _parse_all(generations: Sequence[Any], items: Sequence[int], parse: Parse,
     return values, problems
 
 
-def _stop_on_errors(generations: Sequence[Any], items: Sequence[int], labels: Sequence[str], name: str,
-                    spec: str, what: str) -> None:
-    for i, generation in zip(items, generations):
-        if generation.error is not None:
-            raise BuildError(f"cocoeval {labels[i]}: the {name} {spec} gave no {what}: {generation.error}")
-
-
 def _sha256(texts: Mapping[str, str]) -> str:
     return hashlib.sha256(json.dumps(dict(texts), sort_keys=True, ensure_ascii=False).encode("utf-8")).hexdigest()
 
@@ -129,14 +159,21 @@ def card_section(records: Sequence[StageRecord]) -> str:
     """The card's account of the model-made stages: a table, then each stage's counts and failures."""
     if not records:
         return "None: every stage of this build is rule-made (no `--cleaner`, `--summarizer` or `--metadata-model`)."
-    lines = ["| stage | model | identity | prompt sha256 | asked | fixed by the retry | kept rule-made |",
-             "|---|---|---|---|---|---|---|"]
+    lines = ["| stage | model | identity | prompt sha256 | asked | fixed by the retry | kept rule-made | model errors |",
+             "|---|---|---|---|---|---|---|---|"]
     lines += [f"| {r.stage.replace('_', ' ')} | `{r.spec}` | `{json.dumps(r.identity, sort_keys=True)}` | "
-              f"`{r.prompt_sha256}` | {r.asked} | {r.repaired} | {len(r.failures)} |" for r in records]
+              f"`{r.prompt_sha256}` | {r.asked} | {r.repaired} | {len(r.failures)} | {len(r.errors)} |" for r in records]
     lines.append("")
     for r in records:
         lines.append(f"- {r.stage.replace('_', ' ')}: {r.notes}")
-        lines += [f"  - kept rule-made: {item} ({problem})" for item, problem in r.failures[:CARD_FAILURES_SHOWN]]
-        if len(r.failures) > CARD_FAILURES_SHOWN:
-            lines.append(f"  - and {len(r.failures) - CARD_FAILURES_SHOWN} more")
+        lines += _listed("kept rule-made", r.failures)
+        lines += _listed("model error, kept rule-made", r.errors)
     return "\n".join(lines)
+
+
+def _listed(heading: str, items: Sequence[tuple[str, str]]) -> list[str]:
+    """The card's lines naming ``items`` (item, why) one by one, the first ``CARD_FAILURES_SHOWN``; the rest counted."""
+    lines = [f"  - {heading}: {item} ({why})" for item, why in items[:CARD_FAILURES_SHOWN]]
+    if len(items) > CARD_FAILURES_SHOWN:
+        lines.append(f"  - and {len(items) - CARD_FAILURES_SHOWN} more")
+    return lines

@@ -39,6 +39,7 @@ from ..benchmark import Executed, Option, declare, make_plan, non_negative, posi
 from ..errors import ConvbenchError
 from ..runner.backends import Backend, GenerationParams
 from ..runner.cache import ResponseCache
+from ..runner.error_rate import DEFAULT_MAX_ERROR_RATE
 from ..runner.run_folder import RunResult
 from ..runner.session import Session
 from ..runner.stage import complete
@@ -94,11 +95,14 @@ def run_cocoeval(
     seed: int = 0,
     progress: bool = True,
     retry_errors: bool = False,
+    max_error_rate: float = DEFAULT_MAX_ERROR_RATE,
     shard: tuple[int, int] | None = None,
 ) -> RunResult:
     """Simulate, judge and compare; writes records.jsonl and results.json to ``out``.
 
     ``retry_errors``: ask again the prompts that ended in a per-row error before (default: reuse it).
+    ``max_error_rate``: the share of rows that may end in an error (default 5%); with more, the folder is
+    written, then ``TooManyErrors`` (a ConvbenchError whose ``result`` is the run) is raised.
     ``max_new_tokens``: the simulation's token limit (default: :func:`simulation_token_limit`).
     ``repetition_countermeasure``: copy the last five turns first, with presence_penalty 2.0 (paper, C.2).
     ``shard``: ``(i, n)``: only shard i of n (from 1) of the rows config, split and limit select (see :mod:`convbench_datasets.runner.shards`).
@@ -107,7 +111,8 @@ def run_cocoeval(
 
     return run(BENCHMARK, model=model, judge=judge, out=out, limit=limit, shard=shard, cache=cache, dataset=dataset,
                sources=sources, backend_options=backend_options, judge_options=judge_options, progress=progress,
-               retry_errors=retry_errors, config=config, split=split, turns_per_call=turns_per_call, prompt=prompt,
+               retry_errors=retry_errors, max_error_rate=max_error_rate, config=config, split=split,
+               turns_per_call=turns_per_call, prompt=prompt,
                taxonomy=taxonomy, max_new_tokens=max_new_tokens, tokens_per_turn=tokens_per_turn,
                repetition_countermeasure=repetition_countermeasure, judge_max_new_tokens=judge_max_new_tokens,
                max_repairs=max_repairs, n_bootstrap=n_bootstrap, seed=seed)

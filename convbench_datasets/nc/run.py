@@ -41,6 +41,7 @@ from ..benchmark import Executed, Option, declare, make_plan, positive
 from ..errors import ConvbenchError
 from ..runner.backends import Backend, Generation, GenerationParams
 from ..runner.cache import ResponseCache
+from ..runner.error_rate import DEFAULT_MAX_ERROR_RATE
 from ..runner.run_folder import RunResult
 from ..runner.session import Session
 from ..scoring.ncbench_action import judge_row, score_actions
@@ -79,6 +80,7 @@ def run_nc(
     judge_options: dict[str, Any] | Sequence[dict[str, Any]] | None = None,
     progress: bool = True,
     retry_errors: bool = False,
+    max_error_rate: float = DEFAULT_MAX_ERROR_RATE,
     shard: tuple[int, int] | None = None,
     pipelined: bool = True,
 ) -> NCRun:
@@ -105,6 +107,8 @@ def run_nc(
         backend_options, judge_options: passed to the backends (base_url, concurrency, device...);
             with several judges ``judge_options`` is one dict for all or a list, one per judge.
         retry_errors: ask again the prompts that ended in a per-row error before (default: reuse it).
+        max_error_rate: the share of rows (0 to 1, default 5%) that may end in an error; with more, the
+            folder is written, then ``TooManyErrors`` (a ConvbenchError whose ``result`` is the run) is raised.
         shard: ``(i, n)``: run only shard i of n (from 1) of the rows config and limit select; join the
             shard folders with ``convbench merge`` (see :mod:`convbench_datasets.runner.shards`).
         pipelined: judge each row as soon as its answer is stored, generation and judging side by side
@@ -117,7 +121,7 @@ def run_nc(
 
     return run(BENCHMARK, model=model, judge=judge, out=out, limit=limit, shard=shard, cache=cache, dataset=dataset,
                sources=sources, backend_options=backend_options, judge_options=judge_options, progress=progress,
-               retry_errors=retry_errors, config=config, max_new_tokens=max_new_tokens,
+               retry_errors=retry_errors, max_error_rate=max_error_rate, config=config, max_new_tokens=max_new_tokens,
                judge_max_new_tokens=judge_max_new_tokens, first_line_only=first_line_only, template=template,
                fill_request_details=fill_request_details, rules=rules, pipelined=pipelined)
 

@@ -29,6 +29,7 @@ from ..benchmark import Executed, Option, declare, make_plan, non_negative, posi
 from ..errors import ConvbenchError
 from ..runner.backends import Backend, GenerationParams
 from ..runner.cache import ResponseCache
+from ..runner.error_rate import DEFAULT_MAX_ERROR_RATE
 from ..runner.run_folder import RunResult
 from ..runner.session import Session
 from ..scoring.inputs import MAX_TEXT_CHARS
@@ -115,6 +116,7 @@ def run_nico(
     backend_options: dict[str, Any] | None = None,
     progress: bool = True,
     retry_errors: bool = False,
+    max_error_rate: float = DEFAULT_MAX_ERROR_RATE,
     bertscore_layer: int | None = None,
     shard: tuple[int, int] | None = None,
 ) -> RunResult:
@@ -123,13 +125,16 @@ def run_nico(
     ``dataset``: a folder from ``convbench build nico --data-dir ...``; default: the bundled sample.
     ``sources``: an upstream mirror, used only when the default build has to be made.
     ``retry_errors``: ask again the prompts that ended in a per-row error before (default: reuse it).
+    ``max_error_rate``: the share of rows that may end in an error (default 5%); with more, the folder is
+    written, then ``TooManyErrors`` (a ConvbenchError whose ``result`` is the run) is raised.
     ``bertscore_layer``: the BERTScore layer (default: inferred, see ``scoring.bertscore.resolve_layer``).
     ``shard``: ``(i, n)``: only shard i of n (from 1) of the rows split and limit select (see :mod:`convbench_datasets.runner.shards`).
     """
     from ..runner.pipeline import run  # the pipeline sits above the benchmarks: imported when a run starts
 
     return run(BENCHMARK, model=model, out=out, limit=limit, shard=shard, cache=cache, dataset=dataset, sources=sources,
-               backend_options=backend_options, progress=progress, retry_errors=retry_errors, task=task, shots=shots,
+               backend_options=backend_options, progress=progress, retry_errors=retry_errors,
+               max_error_rate=max_error_rate, task=task, shots=shots,
                split=split, max_new_tokens=max_new_tokens, tokenizer=tokenizer, bertscore=bertscore,
                bertscore_model=bertscore_model, bertscore_layer=bertscore_layer)
 

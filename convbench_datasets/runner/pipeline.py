@@ -31,6 +31,7 @@ from ..benchmark import Benchmark
 from ..errors import ConvbenchError
 from .backends import Backend
 from .cache import ResponseCache
+from .error_rate import DEFAULT_MAX_ERROR_RATE, check_error_rate, checked_rate
 from .run_folder import (
     RunResult,
     check_complete,
@@ -63,6 +64,7 @@ def run(
     judge_options: dict[str, Any] | Sequence[dict[str, Any] | None] | None = None,
     progress: bool = True,
     retry_errors: bool = False,
+    max_error_rate: float = DEFAULT_MAX_ERROR_RATE,
     **settings: Any,
 ) -> RunResult:
     """Run ``benchmark`` (a name or object) with ``model`` (and its judges); write the run folder ``out``.
@@ -76,9 +78,12 @@ def run(
         backend_options: the generator's backend options (``base_url``, ``concurrency``, ``device``...);
         judge_options: the judges' (one dict for all, or one per judge; default: the generator's).
         retry_errors: ask again the prompts that ended in a per-row error before (default: reuse it).
+        max_error_rate: the share of rows (0 to 1) that may end in an error; with more, the folder is
+            still written, then :class:`~.error_rate.TooManyErrors` is raised (its ``result`` is the run's).
         settings: the benchmark's own (its ``options``: ``config``, ``task``, ``rules``...).
     """
     bench = resolve(benchmark)
+    max_error_rate = checked_rate(max_error_rate)
     if shard is not None:
         shard = check_shard(shard)
     if limit is not None and limit < 1:
@@ -104,7 +109,22 @@ def run(
         stats = {**executed.stats, "seconds": round(time.time() - started, 3),
                  "created": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(started))}
         results = plan.results(executed.records, signature)
-        return write_run(path, executed.records, results, signature, stats)
+        result = write_run(path, executed.records, results, signature, stats)
+    check_run_errors(result, max_error_rate)
+    return result
+
+
+def check_run_errors(result: RunResult, max_error_rate: float) -> None:
+    """Raise :class:`~.error_rate.TooManyErrors` (carrying ``result``) when more than ``max_error_rate`` of
+    the run's rows ended in an error: a run that lost many rows measures the server, not the model."""
+    failed = [record for record in result.records if record.get("error") is not None]
+    if not failed:
+        return
+    first = " ".join(str(failed[0]["error"]).split())
+    first = first if len(first) <= 200 else first[:199] + "…"
+    check_error_rate(len(failed), len(result.records), max_error_rate, what="rows", result=result, advice=(
+        f"first: {row_id(failed[0])}: {first}; the run folder {result.path} is written with them: once the cause "
+        "is fixed, the same command with --retry-errors asks them again (a higher --max-error-rate accepts them)"))
 
 
 def write_run(path: Path, records: list[dict[str, Any]], results: dict[str, Any], signature: dict[str, Any],

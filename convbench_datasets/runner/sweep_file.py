@@ -39,10 +39,12 @@ from pathlib import Path
 from typing import Any
 
 from ..errors import ConvbenchError
+from .error_rate import DEFAULT_MAX_ERROR_RATE, checked_rate
 
 # keys of the file's top level; the backend options there are defaults for every model and judge
 BACKEND_KEYS = ("base_url", "concurrency", "timeout", "api_key_env", "device", "dtype", "batch_size")
-TOP_KEYS = ("out", "cache", "sources", "limit", "retry_errors", "models", "judges", "benchmarks", *BACKEND_KEYS)
+TOP_KEYS = ("out", "cache", "sources", "limit", "retry_errors", "max_error_rate", "models", "judges", "benchmarks",
+            *BACKEND_KEYS)
 ENDPOINT_KEYS = ("spec", "name", "model_id", *BACKEND_KEYS)  # a model's or a judge's mapping
 BLOCK_KEYS = ("dataset", "judges", "limit")  # a benchmark's own keys beside its settings
 # the backend options that decide a model's answers, per backend kind, as its cache identity holds them; the
@@ -60,6 +62,7 @@ RESERVED = {
     "cache": "`cache` is a top-level key (one response cache for every cell)",
     "sources": "`sources` is a top-level key",
     "retry_errors": "`retry_errors` is a top-level key",
+    "max_error_rate": "`max_error_rate` is a top-level key",
     "progress": "progress is `convbench sweep --no-progress`",
 }
 SAFE = re.compile(r"[^A-Za-z0-9._+-]+")  # what a folder name keeps; the rest becomes "-"
@@ -121,12 +124,15 @@ class CellDefinition:
     choices: dict[str, Any] = field(default_factory=dict)  # what the settings part of ``name`` shows: ``written``
     # and the dataset, limit and judges its block sets
     name: str = ""  # the folder under ``out``: benchmark/model/settings (see ``_check_folders``)
+    max_error_rate: float = DEFAULT_MAX_ERROR_RATE  # more rows in error than this share: the cell fails
 
     def digest(self) -> str:
         """sha256 of everything that makes this cell's results what they are (not throughput options)."""
         definition = {"benchmark": self.benchmark, "model": self.model.identity(),
                       "judges": [judge.identity() for judge in self.judges], "settings": self.settings,
                       "dataset": self.dataset, "limit": self.limit, "retry_errors": self.retry_errors}
+        if self.max_error_rate != DEFAULT_MAX_ERROR_RATE:  # a cell's ok depends on it (the default: hashes as before)
+            definition["max_error_rate"] = self.max_error_rate
         return hashlib.sha256(json.dumps(definition, sort_keys=True, ensure_ascii=False).encode("utf-8")).hexdigest()
 
 
@@ -245,7 +251,7 @@ def read_sweep(source: str | os.PathLike[str] | Mapping[str, Any]) -> SweepFile:
         >>> read_sweep({"out": "x", "models": ["baseline:repeat"], "benchmarks": {}, "limt": 3})
         Traceback (most recent call last):
         convbench_datasets.errors.ConvbenchError: sweep: 2 problems:
-          limt: unknown key; the keys of a sweep file: out, cache, sources, limit, retry_errors, models, judges, benchmarks, base_url, concurrency, timeout, api_key_env, device, dtype, batch_size
+          limt: unknown key; the keys of a sweep file: out, cache, sources, limit, retry_errors, max_error_rate, models, judges, benchmarks, base_url, concurrency, timeout, api_key_env, device, dtype, batch_size
           benchmarks: name at least one benchmark
     """
     if isinstance(source, Mapping):
@@ -266,11 +272,14 @@ def read_sweep(source: str | os.PathLike[str] | Mapping[str, Any]) -> SweepFile:
     retry_errors = data.get("retry_errors", False)
     if not isinstance(retry_errors, bool):
         problems.add("retry_errors", f"expected true or false, got {retry_errors!r}")
+    max_error_rate = _error_rate(data.get("max_error_rate", DEFAULT_MAX_ERROR_RATE), problems)
     defaults = _backend_options(data, "", problems)
     models = _endpoints(data.get("models"), "models", defaults, problems, required=True)
     judges = _endpoints(data.get("judges"), "judges", defaults, problems) if "judges" in data else []
     cells = _cells(data.get("benchmarks"), models, judges, "judges" in data, defaults, limit,
                    bool(retry_errors), sources, problems)
+    for cell in cells:
+        cell.max_error_rate = max_error_rate
     problems.check()
     _check_folders(cells, problems)
     problems.check()
@@ -278,6 +287,15 @@ def read_sweep(source: str | os.PathLike[str] | Mapping[str, Any]) -> SweepFile:
     per_model = len(cells) // max(len(models), 1)
     counts.append(f"{per_model} benchmark setting{'s' if per_model != 1 else ''}")
     return SweepFile(label, Path(out), cache, sources, cells, " x ".join(counts))  # type: ignore[arg-type]
+
+
+def _error_rate(value: Any, problems: Problems) -> float:
+    """The top-level ``max_error_rate``: a share of rows from 0 to 1 (as ``convbench run --max-error-rate``)."""
+    try:
+        return checked_rate(value)
+    except ConvbenchError:
+        problems.add("max_error_rate", f"expected a share of rows from 0 to 1 (0.05 is 5%), got {value!r}")
+        return DEFAULT_MAX_ERROR_RATE
 
 
 def _path(data: Mapping[str, Any], key: str, problems: Problems, required: bool = False) -> str | None:

@@ -128,8 +128,11 @@ def test_every_replica_redacts_the_key_and_refuses_rows_alike() -> None:
     finally:
         del os.environ["CONVBENCH_REPLICA_KEY"]
     refused = [i for i, g in out.items() if g.error]
-    # a row refusal is the row's, not a replica failure: the two keep taking turns
-    assert (a.count(), b.count()) == (6, 6) and refused
+    # a row refusal is the row's once the other replica refuses it too (each refused prompt is asked of
+    # both), not a replica failure: both stay in rotation, with no failure on record
+    assert a.count() + b.count() == len(PROMPTS) + len(refused) and refused
+    assert len({sha for _, sha in a.requests} & {sha for _, sha in b.requests}) == len(refused)
+    assert len(backend._pool.live()) == 2 and all(e.failures == 0 for e in backend._pool.endpoints)
     assert set(a.authorizations) == set(b.authorizations) == {f"Bearer {secret}"}
     for i in refused:
         assert out[i].permanent and out[i].status == 400 and secret not in out[i].error and "[redacted]" in out[i].error

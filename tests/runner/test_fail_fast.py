@@ -48,12 +48,13 @@ def test_an_echoed_key_appears_nowhere(nc_built: Path, tmp_path: Path, capsys) -
     os.environ["CONVBENCH_ECHO_KEY"] = secret
     try:
         with openai_server() as (url, state):
-            # the server quotes the Authorization header in its 400 errors: recorded as per-row errors
+            # the server quotes the Authorization header in its 400 errors: recorded as per-row errors, so
+            # many that the run exits 1 with a message that quotes the first (--max-error-rate)
             code = main(["run", "nc", "--config", "basic", "--limit", "20", "--model", "baseline:repeat",
                          "--judge", "openai:refuse-echo", "--base-url", url, "--api-key-env", "CONVBENCH_ECHO_KEY",
                          "--dataset", str(nc_built), "--out", str(tmp_path / "run"), "--cache", str(tmp_path / "c.sqlite"),
                          "--no-progress"])
-            assert code == 0 and set(state.authorizations) == {f"Bearer {secret}"}
+            assert code == 1 and set(state.authorizations) == {f"Bearer {secret}"}
         records = [json.loads(line) for line in (tmp_path / "run" / "records.jsonl").read_text().splitlines()]
         assert any(r["error"] and "Authorization: [redacted]" in r["error"] for r in records)
         with openai_server(ServerState(require_key="sk-another")) as (url, _):
@@ -64,6 +65,7 @@ def test_an_echoed_key_appears_nowhere(nc_built: Path, tmp_path: Path, capsys) -
                          "--no-progress"])
         captured = capsys.readouterr()
         assert code == 1 and "HTTP 401" in captured.err and "Incorrect API key provided: Bearer [redacted]" in captured.err
+        assert "ended in an error, more than the 5% --max-error-rate allows; first: " in captured.err
     finally:
         del os.environ["CONVBENCH_ECHO_KEY"]
     assert secret not in captured.out + captured.err

@@ -75,7 +75,7 @@ def test_an_answer_too_long_to_score_is_that_rows_error_not_a_failed_run(task: s
     # Before: score_generation / score_unnatural raised "row 1: field 'predictions' is 20,001 characters
     # long..." inside the run, before the run folder was written, so every rerun failed the same way.
     run = run_nico(task=task, model=OneRunawayAnswer(), out=tmp_path / "run", split="train", limit=3,
-                   dataset=nico_built, cache=tmp_path / "c.sqlite", progress=False)
+                   dataset=nico_built, cache=tmp_path / "c.sqlite", progress=False, max_error_rate=1)
     assert [r["error"] for r in run.records] == [
         None, "answer is 20,001 characters long, over the metrics' limit of 20,000: not scored (counted as a failure)",
         None]
@@ -172,7 +172,7 @@ def test_a_failed_rows_record_holds_what_was_scored(nico_built: Path, tmp_path: 
     # answer (P = R = 0); and a 2,001-character line was read (slowly, for longer ones) rather than refused.
     # Expected: what score_unnatural read for the row: nothing, for a failed row.
     run = run_nico(task="identify_unnatural", model=IdentifyRunaways(), out=tmp_path / "run", split="train", limit=4,
-                   dataset=nico_built, cache=tmp_path / "c.sqlite", progress=False)
+                   dataset=nico_built, cache=tmp_path / "c.sqlite", progress=False, max_error_rate=1)
     assert [r["error"] for r in run.records] == [
         None, "answer line 1 is 2,001 characters long, over the limit of 2,000: not scored (counted as a failure)",
         "answer is 20,001 characters long, over the metrics' limit of 20,000: not scored (counted as a failure)", None]

@@ -128,7 +128,7 @@ def test_presence_penalty_is_sent_only_when_set() -> None:
 
     sent: list[dict] = []
     backend = OpenAICompatBackend("m", base_url="http://127.0.0.1:9/v1", retry=FAST)
-    backend._post = lambda body: sent.append(json.loads(body)) or {
+    backend._post_to = lambda endpoint, body: sent.append(json.loads(body)) or {
         "choices": [{"message": {"content": "ok"}, "finish_reason": "stop"}]}
     dict(backend.generate(PROMPTS[:1], GenerationParams(max_new_tokens=16, presence_penalty=2.0)))
     dict(backend.generate(PROMPTS[:1], PARAMS))

@@ -171,7 +171,7 @@ benchmarks:
     lines = str(caught.value).splitlines()
     assert lines[0] == f"{path}: 13 problems:"
     assert [line.strip() for line in lines[1:]] == [
-        "limt: unknown key; the keys of a sweep file: out, cache, sources, limit, retry_errors, models, judges, "
+        "limt: unknown key; the keys of a sweep file: out, cache, sources, limit, retry_errors, max_error_rate, models, judges, "
         "benchmarks, base_url, concurrency, timeout, api_key_env, device, dtype, batch_size",
         "models[1]: unknown baseline 'nope'; choose one of silence, repeat, smoke-judge",
         "models[2].model_id: applies to openai: models only, not hf:x",

@@ -32,6 +32,9 @@ The model name picks the behaviour (answers are deterministic functions of the r
 until the event is set (at most 30 s) before it is answered: a replica kept busy for as long as a test needs.
 ``GET /v1/models`` lists ``state.models`` (default: none, as some servers do). ``state.strict_models``:
 a request for a model not listed gets vLLM's 404 (by default any name is served, as TGI does).
+``state.broken``: a replica broken whatever the model is: ``"404"``, vLLM's 404 for every chat request
+(with no ``models``: a replica that lists none and answers 404 to everything); ``"400"``, the same 400
+for every request; ``"nochoices"``, ``choices: []`` in every reply.
 """
 
 from __future__ import annotations
@@ -57,6 +60,7 @@ class ServerState:
     require_key: str | None = None
     models: list[str] = field(default_factory=list)
     strict_models: bool = False
+    broken: str | None = None
     hold: threading.Event | None = None
     gets: int = 0  # GET /models requests (preflights)
     requests: list[tuple[str, str]] = field(default_factory=list)  # (model, body sha)
@@ -121,9 +125,13 @@ def _handler(state: ServerState) -> type[http.server.BaseHTTPRequestHandler]:
             hit = affected(messages)
             key = self.headers.get("Authorization", "").removeprefix("Bearer ")
             echo = f"key {key} rejected; key {key} unknown; key {key}"
-            if state.strict_models and model not in state.models:
+            if state.broken == "404" or (state.strict_models and model not in state.models):
                 return self._json(404, {"error": {"message": f"The model `{model}` does not exist.",
                                                   "type": "NotFoundError", "code": 404}})
+            if state.broken == "400":
+                return self._json(400, {"error": {"message": "bad request"}})
+            if state.broken == "nochoices":
+                return self._json(200, {"id": "cmpl-test", "choices": []})
             if kind == "reject-param":
                 return self._json(400, {"error": {"message": "Unsupported parameter: 'max_tokens' is not supported "
                                                   "with this model. Use 'max_completion_tokens' instead."}})

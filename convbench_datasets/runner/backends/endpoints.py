@@ -3,8 +3,9 @@
 An :class:`EndpointPool` holds the base URLs of one role (``--base-url URL1,URL2``). Each request goes
 to the endpoint in rotation with the fewest requests in flight (ties: the fewer recent failures, then
 the one picked least recently, so equal servers take turns). An endpoint leaves the rotation for
-``cooldown`` seconds when a connection to it cannot be made (refused, unknown host, no route) or after
-``max_failures`` failures in a row (timeouts, 5xx, 429, malformed replies); it comes back after the
+``cooldown`` seconds when a connection to it cannot be made (refused, unknown host, no route) or it
+answers that it does not serve the model (HTTP 404), or after ``max_failures`` failures in a row
+(timeouts, 5xx, 429, malformed or unusable replies, refusals another endpoint answered); it comes back after the
 cool-down on probation (one more failure sends it out again), and any reply from it clears its
 record. When every endpoint is out, a request goes to the one whose cool-down ends first, so a single
 server behaves as it did before pools existed and the caller's retry policy decides when to give up.
@@ -187,24 +188,36 @@ class EndpointPool:
             self._picks += 1
             return chosen
 
-    def release(self, endpoint: Endpoint, ok: bool | None, *, unreachable: bool = False, reason: str = "") -> bool:
+    def release(self, endpoint: Endpoint, ok: bool | None, *, unreachable: bool = False, missing: bool = False,
+                reason: str = "") -> bool:
         """End a request to ``endpoint``. ``ok``: True when the server replied (an answer, or a refusal
         that is the row's or the key's), False when the attempt failed (``unreachable``: no connection
-        could be made), None when it was abandoned without a verdict. Returns whether the endpoint is
-        out of rotation now."""
+        could be made; ``missing``: the server says it does not serve the model or the route, HTTP 404;
+        either takes it out at once), None when it was abandoned without a verdict (or the verdict
+        waits for another endpoint: :meth:`settle`). Returns whether the endpoint is out of rotation now."""
         with self._lock:
             endpoint.outstanding -= 1
-            if ok is None:
-                return endpoint.out_until is not None
-            if ok:
-                endpoint.failures = 0
-                endpoint.out_until = None
-                endpoint.answered += 1
-                return False
-            endpoint.failures += 1
-            if unreachable or endpoint.failures >= self.max_failures:
-                self._take_out(endpoint, reason)
+            return self._verdict(endpoint, ok, unreachable or missing, reason)
+
+    def settle(self, endpoint: Endpoint, ok: bool, *, reason: str = "") -> bool:
+        """Record the verdict on a request to ``endpoint`` released without one: a refusal that another
+        endpoint was asked to confirm (``ok`` False: that one answered, so the refusal was this
+        endpoint's fault, a failure like a timeout). Returns whether it is out of rotation now."""
+        with self._lock:
+            return self._verdict(endpoint, ok, False, reason)
+
+    def _verdict(self, endpoint: Endpoint, ok: bool | None, at_once: bool, reason: str) -> bool:
+        if ok is None:
             return endpoint.out_until is not None
+        if ok:
+            endpoint.failures = 0
+            endpoint.out_until = None
+            endpoint.answered += 1
+            return False
+        endpoint.failures += 1
+        if at_once or endpoint.failures >= self.max_failures:
+            self._take_out(endpoint, reason)
+        return endpoint.out_until is not None
 
     def take_out(self, endpoint: Endpoint, reason: str) -> None:
         """Put ``endpoint`` out of rotation for the cool-down (a preflight found it dead)."""

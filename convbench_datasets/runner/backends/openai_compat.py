@@ -8,21 +8,27 @@ JSON, with exponential backoff plus jitter, honouring a
 incomplete. ``timeout`` is a total deadline per attempt (name lookup and connect included), however
 slowly the server sends.
 
-Per-row (permanent) errors: a request the server refuses for that row alone (400, 404, 413, 422: a
+Per-row (permanent) errors: a request the server refuses for that row alone (400, 413, 422: a
 prompt too long, say), a reply stopped by a content filter (``finish_reason: "content_filter"``), and a
 reply with no usable answer (empty ``choices``, ``message.content: null``, an empty text cut at the
-token limit) that stays so after the retries. Any other HTTP error (401, 403, ...) stops the run with
+token limit) that stays so after the retries. HTTP 404 is never the row's: the server does not serve
+the model (or the route), so the request gives up at once, not stored (a rerun asks it again). Any
+other HTTP error (401, 403, ...) stops the run with
 the server's message, after every answer that had already arrived has been handed over; requests
 waiting to be retried then stop, unrecorded. Ctrl-C stops new requests and retries at once.
 :meth:`OpenAICompatBackend.preflight` checks once that the server answers, accepts the key and knows
 the model.
 
 Several base URLs (replicas of one model) form an :class:`~.endpoints.EndpointPool`: each request goes
-to the endpoint with the fewest requests in flight; an endpoint that cannot be connected to, or fails
-``max_failures`` times in a row, leaves the rotation for ``cooldown`` seconds, and the request that
-found it so goes at once to another endpoint in rotation (without using up a retry); with none left,
-the retry policy above applies unchanged. Everything else above (deadline, per-row errors, redaction,
-no redirects) holds for each endpoint. The preflight checks every endpoint: a dead one is left out
+to the endpoint with the fewest requests in flight; an endpoint that cannot be connected to or answers
+404, or fails ``max_failures`` times in a row, leaves the rotation for ``cooldown`` seconds, and the
+request that found it so goes at once to another endpoint in rotation (without using up a retry); with
+none left, the retry policy above applies unchanged (a 404 from every endpoint gives up at once). An
+answer that depends on the replica is never a per-row error: a refusal for the row is asked of
+another endpoint in rotation before it stands (when that one answers, the refusal counts as the first
+endpoint's failure), and a reply with no usable answer is a per-row error only when two endpoints, or
+the only one in rotation, gave none (a retry goes to another endpoint first). Everything else above
+(deadline, redaction, no redirects) holds for each endpoint. The preflight checks every endpoint: a dead one is left out
 with a warning while another works. The cache identity is ``model_id`` when given (kind, model and
 ``model_id``, no URL), else kind, model and the URL for one endpoint (as before pools existed), else
 kind and model alone: the user vouches that the replicas serve the same weights.
@@ -48,7 +54,7 @@ import time
 import urllib.error
 import urllib.request
 import warnings
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -69,7 +75,10 @@ from .endpoints import (
 DEFAULT_KEY_ENV = "OPENAI_API_KEY"
 _KEY_ENV_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 RETRY_STATUS = {408, 409, 429, 500, 502, 503, 504}
-ROW_REFUSED_STATUS = {400, 404, 413, 422}
+ROW_REFUSED_STATUS = {400, 413, 422}
+# the server does not serve the model (or the route): vLLM's, Ollama's and OpenAI's unknown model, a proxy's
+# unknown path. That is the endpoint's fault, never the row's: not stored, never a per-row error
+MISSING_STATUS = 404
 KEY_REFUSED_STATUS = {401, 403}
 
 
@@ -112,7 +121,13 @@ class _Retryable(Exception):
 
 
 class _InvalidReply(_Retryable):
-    """A well-formed reply without a usable answer: retried, then a per-row error."""
+    """A well-formed reply without a usable answer: retried, then a per-row error (if two endpoints, or
+    the only one in rotation, gave none)."""
+
+
+class _Missing(_Retryable):
+    """HTTP 404: the endpoint does not serve the model or the route. It leaves the rotation at once and the
+    request goes to another endpoint; once every endpoint has said so, the request gives up (not stored)."""
 
 
 class _RowRefused(Exception):
@@ -280,8 +295,8 @@ class OpenAICompatBackend(Backend):
         body = json.dumps({"model": self.model, "messages": [{"role": "user", "content": "ping"}],
                            "max_tokens": 1}).encode("utf-8")
         try:
-            self._post(body, endpoint)
-        except _RowRefused as err:
+            self._post_to(endpoint, body)
+        except (_RowRefused, _Missing) as err:
             more = f" and {len(served) - 5} more" if len(served) > 5 else ""
             raise ConvbenchError(f"model {self.model!r} is not served by {endpoint.public}: it lists "
                                  f"{', '.join(served[:5])}{more}, and refused a request for it ({err}); "
@@ -360,17 +375,22 @@ class OpenAICompatBackend(Backend):
         body = json.dumps(request).encode("utf-8")
         start = time.perf_counter()
         last_error: _Retryable | None = None
+        failures: list[tuple[Endpoint, _Retryable]] = []  # this prompt's failed attempts, by endpoint
+
+        def read(reply: Any) -> Generation:
+            return _generation(reply, time.perf_counter() - start, self._redact)
+
         for attempt in range(self.retry.max_retries + 1):
             if stop.is_set():
                 return Generation("", seconds=time.perf_counter() - start, error="stopped before an answer")
             try:
-                return _generation(self._post(body), time.perf_counter() - start, self._redact)
+                return self._post(body, read, failures)
             except _RowRefused as err:
                 return Generation("", seconds=time.perf_counter() - start, error=f"refused for this row: {err}",
                                   permanent=True, status=err.status)
             except _Retryable as err:
                 last_error = err
-                if attempt == self.retry.max_retries:
+                if attempt == self.retry.max_retries or self._missing_everywhere(failures):
                     break
                 with self._lock:
                     self.retries += 1
@@ -380,8 +400,25 @@ class OpenAICompatBackend(Backend):
                 else:
                     stop.wait(wait)  # cut short when another request stops the run: the loop's check then says so
         # an answer the server keeps failing to give is this row's error; a server failing is the run's
-        return Generation("", seconds=time.perf_counter() - start, permanent=isinstance(last_error, _InvalidReply),
-                          error=f"gave up after {attempt + 1} attempts: {last_error}")
+        error = f"gave up after {attempt + 1} attempts: {last_error}"
+        if isinstance(last_error, _Missing):
+            error += f" (the server does not serve {self.model!r} there: check the model name and --base-url)"
+        return Generation("", seconds=time.perf_counter() - start, error=error,
+                          permanent=self._unusable_for_the_row(last_error, failures))
+
+    def _missing_everywhere(self, failures: Sequence[tuple[Endpoint, _Retryable]]) -> bool:
+        """Whether every endpoint has answered this prompt with HTTP 404: waiting and asking again cannot help."""
+        missing = {id(endpoint) for endpoint, err in failures if isinstance(err, _Missing)}
+        return missing >= {id(endpoint) for endpoint in self._pool.endpoints}
+
+    def _unusable_for_the_row(self, last_error: _Retryable | None, failures: Sequence[tuple[Endpoint, _Retryable]]) -> bool:
+        """Whether a prompt that ended with no usable answer is the row's error (stored, not asked again):
+        two endpoints gave none, or no other endpoint is in rotation to ask. One replica's empty replies
+        while another answers are that replica's fault, never the row's."""
+        if not isinstance(last_error, _InvalidReply):
+            return False
+        unusable = {id(endpoint): endpoint for endpoint, err in failures if isinstance(err, _InvalidReply)}
+        return len(unusable) > 1 or not self._pool.live(exclude=unusable.values())
 
     def _headers(self) -> dict[str, str]:
         headers = {"Content-Type": "application/json", "User-Agent": "convbench"}
@@ -394,33 +431,54 @@ class OpenAICompatBackend(Backend):
         """``text`` without the API key or any Authorization value (servers may echo them)."""
         return redact(text, [os.environ.get(self.api_key_env)])
 
-    def _post(self, body: bytes, endpoint: Endpoint | None = None) -> dict[str, Any]:
-        """One chat request: to ``endpoint``, else to the pool's choice. An endpoint this attempt takes out
-        of rotation hands the request at once to another in rotation (each at most once); the last
-        failure is raised for the caller's retry policy."""
-        if endpoint is not None:
-            return self._post_to(endpoint, body)
+    def _post(self, body: bytes, read: Callable[[Any], Generation],
+              failures: list[tuple[Endpoint, _Retryable]]) -> Generation:
+        """One chat attempt at the pool's choice of endpoint, its reply ``read`` into the answer (``read``
+        raises for a reply that is no answer). ``failures``: this prompt's earlier failed attempts, whose
+        endpoints are avoided while others are in rotation; each new failure is added to it.
+
+        An endpoint this attempt takes out of rotation hands the request at once to another in rotation
+        (each at most once). A refusal for the row stands only when another endpoint in rotation refuses
+        the request too, or none is left to ask: when the other answers, the refusal was the first
+        endpoint's fault and counts as its failure (enough of them take it out). The last failure is
+        raised for the caller's retry policy."""
         tried: list[Endpoint] = []
+        doubted: tuple[Endpoint, _RowRefused] | None = None  # a refusal waiting for another endpoint's word
         while True:
-            chosen = self._pool.acquire(avoid=tried)
+            # a refusal's second opinion must come from another endpoint; otherwise earlier failures are avoided too
+            avoid = tried if doubted is not None else [*tried, *(endpoint for endpoint, _ in failures)]
+            chosen = self._pool.acquire(avoid=avoid)
             verdict: bool | None = None
             try:
-                reply = self._post_to(chosen, body)
+                generation = read(self._post_to(chosen, body))
                 verdict = True
-                return reply
             except _Retryable as err:
                 verdict = False
-                out = self._pool.release(chosen, False, unreachable=err.unreachable, reason=str(err))
+                out = self._pool.release(chosen, False, unreachable=err.unreachable, missing=isinstance(err, _Missing),
+                                         reason=str(err))
                 tried.append(chosen)
+                failures.append((chosen, err))
                 if out and self._pool.live(exclude=tried):
                     continue  # fail over now: another endpoint is in rotation
                 raise
-            except (_RowRefused, BackendError):
-                verdict = True  # the server replied: the refusal is the row's or the key's
+            except _RowRefused as err:
+                tried.append(chosen)
+                if doubted is None and self._pool.live(exclude=tried):
+                    doubted = (chosen, err)  # its verdict waits for the other endpoint's (released without one)
+                    continue
+                verdict = True  # the server replied: the refusal is the row's
+                if doubted is not None:
+                    self._pool.settle(doubted[0], True)  # confirmed: both refused the row
+                raise
+            except BackendError:
+                verdict = True  # the server replied: the key's refusal
                 raise
             finally:
                 if verdict is not False:
                     self._pool.release(chosen, verdict)
+            if doubted is not None:  # another endpoint answered what the first refused: the first's fault
+                self._pool.settle(doubted[0], False, reason=f"refused a request another endpoint answered ({doubted[1]})")
+            return generation
 
     def _post_to(self, endpoint: Endpoint, body: bytes) -> dict[str, Any]:
         """``POST /chat/completions`` at ``endpoint``: the parsed reply; failures as :meth:`_send` raises them."""
@@ -449,8 +507,11 @@ class OpenAICompatBackend(Backend):
                 message = f"HTTP {err.code} from {shown}: {detail}"
                 if err.code in RETRY_STATUS:
                     raise _Retryable(message, _retry_after(err.headers), status=err.code) from None
-                if err.code in ROW_REFUSED_STATUS or (err.code not in KEY_REFUSED_STATUS and _filtered(detail)):
-                    raise _RowRefused(message, None if _filtered(detail) else err.code) from None
+                filtered = err.code not in KEY_REFUSED_STATUS and _filtered(detail)
+                if err.code == MISSING_STATUS and not filtered:
+                    raise _Missing(message, status=err.code) from None
+                if err.code in ROW_REFUSED_STATUS or filtered:
+                    raise _RowRefused(message, None if filtered else err.code) from None
                 raise BackendError(message, err.code) from None
             except (TimeoutError, socket.timeout, urllib.error.URLError, http.client.HTTPException, ConnectionError,
                     OSError) as err:
