@@ -1,4 +1,5 @@
-"""What inspect_ai loads through the ``inspect_ai`` entry points (``pyproject.toml``): convbench's tasks.
+"""What inspect_ai loads through the ``inspect_ai`` entry points (``pyproject.toml``): convbench's tasks,
+and its baselines as models (``convbench/repeat``, ``convbench/smoke-judge``; :mod:`.baselines`).
 
 inspect names a packaged task ``<import package>/<task>``, here ``convbench_datasets/nc``, but an
 editable install is no package to it, and it names the task plain ``nc``. So each task is registered
@@ -12,6 +13,7 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
+from . import baselines  # noqa: F401 (registers the convbench/NAME models: baselines, offline)
 from .cocoeval import cocoeval
 from .nc import nc
 from .nico import nico
