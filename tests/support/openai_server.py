@@ -24,7 +24,15 @@ The model name picks the behaviour (answers are deterministic functions of the r
   ``malformed-echo``: invalid JSON on every request; ``nochoices-echo``: ``choices: []`` with the echo,
   for the affected rows; ``badstatus-echo``: a broken HTTP status line, then the connection closes;
 - ``trickle``: the whole reply (status line included) sent one byte every ``trickle_seconds``;
-- ``redirect``: 302 to ``state.redirect_to``.
+- ``redirect``: 302 to ``state.redirect_to``;
+- an OpenAI reasoning model's name (``o1``, ``o3``, ``o4-mini``...: ``o`` and a digit) behaves like one:
+  ``max_tokens``, a temperature other than 1, ``presence_penalty`` or ``frequency_penalty`` get OpenAI's
+  HTTP 400 for them; its hidden reasoning spends ``state.reasoning_tokens`` of ``max_completion_tokens``
+  first (reported in ``usage.completion_tokens_details``), and when the rest cannot hold the answer the
+  reply is ``content: ""`` with ``finish_reason: "length"``, as OpenAI's is; otherwise it answers like ``label``.
+
+``state.answer``: when set, a function of the request (the parsed JSON body) giving the content of every
+reply that would be ``label``'s (a scripted model behind a real HTTP client).
 
 ``state.require_key``: when set, every request (``GET /models`` too) whose ``Authorization`` is not
 ``Bearer <require_key>`` gets 401 with OpenAI's wording, echoing the key it was sent.
@@ -42,13 +50,28 @@ from __future__ import annotations
 import hashlib
 import http.server
 import json
+import re
 import threading
 import time
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 
 LABELS = ["Answer", "Repeat", "PreClosing", "Silence", "Definition", "I am not sure"]
+REASONING_MODEL = re.compile(r"o\d")  # OpenAI's reasoning models: o1, o3-mini, o4-mini...
+
+
+def reasoning_refusal(request: dict) -> str | None:
+    """OpenAI's HTTP 400 message for a request a reasoning model does not take, or None."""
+    if "max_tokens" in request:
+        return "Unsupported parameter: 'max_tokens' is not supported with this model. Use 'max_completion_tokens' instead."
+    if "temperature" in request and request["temperature"] != 1:
+        return (f"Unsupported value: 'temperature' does not support {request['temperature']} with this model. "
+                "Only the default (1) value is supported.")
+    for name in ("presence_penalty", "frequency_penalty"):
+        if name in request:
+            return f"Unsupported parameter: '{name}' is not supported with this model."
+    return None
 
 
 @dataclass
@@ -62,6 +85,8 @@ class ServerState:
     strict_models: bool = False
     broken: str | None = None
     hold: threading.Event | None = None
+    answer: Callable[[dict], str] | None = None
+    reasoning_tokens: int = 2000  # what a reasoning model's hidden reasoning spends of max_completion_tokens
     gets: int = 0  # GET /models requests (preflights)
     requests: list[tuple[str, str]] = field(default_factory=list)  # (model, body sha)
     arrived: list[float] = field(default_factory=list)  # time.monotonic() of each chat request (parallel to requests)
@@ -132,6 +157,8 @@ def _handler(state: ServerState) -> type[http.server.BaseHTTPRequestHandler]:
                 return self._json(400, {"error": {"message": "bad request"}})
             if state.broken == "nochoices":
                 return self._json(200, {"id": "cmpl-test", "choices": []})
+            if REASONING_MODEL.match(model):
+                return self._reasoning(request)
             if kind == "reject-param":
                 return self._json(400, {"error": {"message": "Unsupported parameter: 'max_tokens' is not supported "
                                                   "with this model. Use 'max_completion_tokens' instead."}})
@@ -183,11 +210,29 @@ def _handler(state: ServerState) -> type[http.server.BaseHTTPRequestHandler]:
                 time.sleep(state.slow_seconds)
             if kind == "delay":
                 time.sleep(state.delay_seconds)
-            content = messages[-1]["content"] if kind == "echo" else label_for(messages)
+            content = messages[-1]["content"] if kind == "echo" else state.answer(request) if state.answer else \
+                label_for(messages)
             return self._json(200, {
                 "id": "cmpl-test", "object": "chat.completion", "model": model,
                 "choices": [{"index": 0, "message": {"role": "assistant", "content": content}, "finish_reason": "stop"}],
                 "usage": {"prompt_tokens": len(body) // 4, "completion_tokens": len(content.split()), "total_tokens": 0},
+            })
+
+        def _reasoning(self, request: dict) -> None:
+            refusal = reasoning_refusal(request)
+            if refusal is not None:
+                return self._json(400, {"error": {"message": refusal, "type": "invalid_request_error"}})
+            content = state.answer(request) if state.answer else label_for(request["messages"])
+            budget = request.get("max_completion_tokens")
+            finish = "stop"
+            if budget is not None and budget < state.reasoning_tokens + len(content.split()):
+                content, finish = "", "length"  # the budget went on reasoning: nothing visible is left
+            spent = state.reasoning_tokens if budget is None else min(budget, state.reasoning_tokens)
+            return self._json(200, {
+                "id": "cmpl-test", "object": "chat.completion", "model": request["model"],
+                "choices": [{"index": 0, "message": {"role": "assistant", "content": content}, "finish_reason": finish}],
+                "usage": {"prompt_tokens": 0, "completion_tokens": spent + len(content.split()), "total_tokens": 0,
+                          "completion_tokens_details": {"reasoning_tokens": spent}},
             })
 
         def _trickle(self, content: str) -> None:

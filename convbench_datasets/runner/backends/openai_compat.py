@@ -33,6 +33,11 @@ with a warning while another works. The cache identity is ``model_id`` when give
 ``model_id``, no URL), else kind, model and the URL for one endpoint (as before pools existed), else
 kind and model alone: the user vouches that the replicas serve the same weights.
 
+OpenAI's reasoning models (o-series names: ``o1``, ``o3``, ``o4-mini``..., :func:`reasoning_model`) refuse
+``max_tokens`` and any temperature but their own: they are sent ``max_completion_tokens`` (their hidden
+reasoning counts against it) and no temperature, so they sample at their default whatever
+``GenerationParams.temperature`` says.
+
 The API key is read from an environment variable at request time. It is never stored on the object,
 in the cache key, in records, results or error messages (a server that echoes it back has it
 redacted from every message), and redirects are refused so that it is never sent to another host.
@@ -80,6 +85,25 @@ ROW_REFUSED_STATUS = {400, 413, 422}
 # unknown path. That is the endpoint's fault, never the row's: not stored, never a per-row error
 MISSING_STATUS = 404
 KEY_REFUSED_STATUS = {401, 403}
+_REASONING_MODEL = re.compile(r"(?:^|/)o\d")  # o1, o3-mini, o4-mini-2025-04-16, azure/o4-mini...
+
+
+def reasoning_model(model: str) -> bool:
+    """Whether ``model`` names one of OpenAI's reasoning (o-series) models, which take
+    ``max_completion_tokens`` and no temperature.
+
+    >>> [reasoning_model(m) for m in ("o4-mini", "o3", "openai/o1-preview", "gpt-4.1", "qwen3-8b", "llama-o1")]
+    [True, True, True, False, False, False]
+    """
+    return bool(_REASONING_MODEL.search(model))
+
+
+def decoding_fields(model: str, params: GenerationParams) -> dict[str, Any]:
+    """The request's token limit and temperature: ``max_tokens`` and ``temperature``, or for a reasoning
+    model ``max_completion_tokens`` alone."""
+    if reasoning_model(model):
+        return {"max_completion_tokens": params.max_new_tokens}
+    return {"max_tokens": params.max_new_tokens, "temperature": params.temperature}
 
 
 def key_env_problem(name: Any) -> str | None:
@@ -293,7 +317,7 @@ class OpenAICompatBackend(Backend):
             return
         endpoint = endpoint or self._pool.endpoints[0]
         body = json.dumps({"model": self.model, "messages": [{"role": "user", "content": "ping"}],
-                           "max_tokens": 1}).encode("utf-8")
+                           **decoding_fields(self.model, GenerationParams(max_new_tokens=1))}).encode("utf-8")
         try:
             self._post_to(endpoint, body)
         except (_RowRefused, _Missing) as err:
@@ -368,8 +392,7 @@ class OpenAICompatBackend(Backend):
     def _complete(self, messages: Messages, params: GenerationParams, stop: threading.Event) -> Generation:
         with self._lock:
             self.calls += 1
-        request: dict[str, Any] = {"model": self.model, "messages": messages, "max_tokens": params.max_new_tokens,
-                                   "temperature": params.temperature}
+        request: dict[str, Any] = {"model": self.model, "messages": messages, **decoding_fields(self.model, params)}
         if params.presence_penalty is not None:  # sent only when set: servers that lack it never see it
             request["presence_penalty"] = params.presence_penalty
         body = json.dumps(request).encode("utf-8")
