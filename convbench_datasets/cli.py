@@ -120,6 +120,9 @@ def _parser() -> argparse.ArgumentParser:
                        help="nc: acceptable labels used when a row gives only set + task (default paper)")
     agree.add_argument("--taxonomy", metavar="FILE",
                        help="cocoeval: the run's taxonomy file, for runs whose signature does not record its groups")
+    agree.add_argument("--bootstrap-unit", choices=["continuation", "source_conversation"],
+                       help="cocoeval: what the bootstrap resamples: each rated continuation (default, the paper's "
+                            "conversations) or whole source conversations (meetings, debates)")
     agree.add_argument("--seed", type=int, default=0)
     agree.add_argument("--json", action="store_true", help="print the result as JSON")
     run = _command(commands, "run", "generate, judge and score a benchmark with a model")
@@ -564,12 +567,13 @@ def _cmd_agreement(args: argparse.Namespace) -> None:
             if getattr(args, option) is not None:
                 raise ConvbenchError(f"--{option.replace('_', '-')} applies to NC-Bench agreement only")
         result: Any = cocoeval_agreement(inputs[0], inputs[1], taxonomy=args.taxonomy, n_bootstrap=args.bootstrap,
-                                         seed=args.seed)
+                                         seed=args.seed, bootstrap_unit=args.bootstrap_unit or "continuation")
     else:
         from .scoring.agreement import agreement_files
 
-        if args.taxonomy is not None:
-            raise ConvbenchError("--taxonomy applies to `convbench agreement cocoeval` only")
+        for option in ("taxonomy", "bootstrap_unit"):
+            if getattr(args, option) is not None:
+                raise ConvbenchError(f"--{option.replace('_', '-')} applies to `convbench agreement cocoeval` only")
         result = agreement_files(
             inputs[0], inputs[1], label_mode=args.label_mode or "first", n_bootstrap=args.bootstrap, seed=args.seed,
             rules=args.rules or "paper",

@@ -2,10 +2,12 @@
 
 For each behaviour type, the mean number of occurrences per continuation in the simulated set
 (``model_mean``) and in the human set (``human_mean``), their difference and ratio, and seeded
-percentile-bootstrap 95% intervals over conversations (the same resampled conversations for both
-sides, since they share contexts). Instances from one conversation are not independent, so when
-``groups`` names each instance's conversation, whole conversations are resampled (a cluster
-bootstrap); without it, instances are. Resamples where a statistic is undefined (a ratio or mismatch
+percentile-bootstrap 95% intervals (the same resampled contexts for both sides, since they share
+them). By default instances are resampled: the CoCoEval paper's intervals are over its 300
+conversations, one per instance. When ``groups`` names each instance's source conversation (the meeting
+or debate it was cut from), whole source conversations are resampled instead (a cluster bootstrap, for
+instances of one meeting that are not independent); the runner's ``bootstrap_unit`` picks one scheme
+for every interval of a run. Resamples where a statistic is undefined (a ratio or mismatch
 with no human behaviour) are left out of its interval and counted in ``undefined_resamples``. Comparison is between averages, never instance by instance: one
 human continuation per context is an unbiased estimate of the human distribution only on average.
 
@@ -39,6 +41,8 @@ from .._version import __version__
 from .inputs import as_row_list
 
 METRIC = "behavior_frequency"
+# what the bootstrap resamples, without and with ``groups`` (the signature's words)
+INTERVAL_UNITS = {False: "instances", True: "source conversations"}
 
 
 def _taxonomy() -> dict[str, str]:
@@ -129,12 +133,13 @@ def score_frequencies(
         predictions: per simulated continuation, the behaviour names detected (one per occurrence).
         references: the same for the human continuation of the same context.
         sources: the source of each context, for ``per_source`` tables.
-        groups: the conversation of each context: resample conversations, not instances.
+        groups: the source conversation of each context: resample whole source conversations, not
+            instances (default: instances, as the paper); the mismatch floor then splits by them too.
         behaviours: the type names (default: the built-in taxonomy); any other name is an error.
         behaviour_groups: type name -> group, for ``by_group`` totals (default with the built-in
             taxonomy: its groups; with your ``behaviours``: none unless given).
-        n_bootstrap, seed: the percentile bootstrap over conversations (0: no intervals); the seed
-            also draws the splits of ``mismatch_floor``.
+        n_bootstrap, seed: the percentile bootstrap (0: no intervals); the seed also draws the splits
+            of ``mismatch_floor``.
     """
     if not predictions:
         raise ValueError("no continuations to score")
@@ -171,7 +176,7 @@ def score_frequencies(
     result["signature"] = {"metric": METRIC, "convbench_version": __version__, "behaviours": names,
                            "behaviour_groups": dict(zip(names, (behaviour_groups[n] for n in names))) if grouping else None,
                            "n_bootstrap": n_bootstrap, "seed": seed,
-                           "interval": "percentile bootstrap 95% over " + ("conversations" if groups is not None else "instances"),
+                           "interval": "percentile bootstrap 95% over " + INTERVAL_UNITS[groups is not None],
                            "mismatch_floor": f"split-half, {FLOOR_SPLITS} splits, scaled to n vs n"}
     return result
 
@@ -296,16 +301,24 @@ def mismatch_floor(human: Any, clusters: list[list[int]], splits: int = FLOOR_SP
     return None if np.isnan(values).all() else float(values.mean())
 
 
-def mean_with_interval(scores: Sequence[float], n_bootstrap: int = 1000, seed: int = 0) -> dict[str, Any]:
-    """Mean of 1-10 overall scores (consistency, collaborativeness) with a bootstrap 95% interval."""
+def mean_with_interval(scores: Sequence[float], n_bootstrap: int = 1000, seed: int = 0,
+                       groups: Sequence[str] | None = None) -> dict[str, Any]:
+    """Mean of 1-10 overall scores (consistency, collaborativeness) with a percentile-bootstrap 95%
+    interval: over the scores' instances, or with ``groups`` (each score's source conversation) over
+    whole source conversations, as :func:`score_frequencies` resamples."""
     import numpy as np
 
     values = np.asarray(scores, dtype=float)
     if not len(values):
         raise ValueError("no scores")
-    rng = np.random.default_rng(seed)
-    boot = values[rng.integers(0, len(values), size=(n_bootstrap, len(values)))].mean(axis=1) if n_bootstrap else np.array([])
-    return {"mean": float(values.mean()), "interval": _ci(boot) if n_bootstrap else [None, None], "n": int(len(values))}
+    if groups is not None and len(groups) != len(values):
+        raise ValueError(f"got {len(values)} scores but {len(groups)} groups")
+    interval: list[float | None] = [None, None]
+    if n_bootstrap:
+        clusters = _clusters(groups, len(values))
+        times = draw_counts(bootstrap_draws(np.random.default_rng(seed), n_bootstrap, len(clusters)))
+        interval = _ci(resampled_means(times, *_cluster_totals(values[:, None], clusters))[:, 0])
+    return {"mean": float(values.mean()), "interval": interval, "n": int(len(values))}
 
 
 def spearman(a: Sequence[float], b: Sequence[float]) -> float:

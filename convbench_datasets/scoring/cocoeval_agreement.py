@@ -15,8 +15,10 @@ annotators and the mean of the others ``M_-a`` for annotator ``a``:
 - ``difference``: judge - humans. A correlation that is undefined (a constant side) is left out of its
   mean; a measure with none defined is ``None``.
 
-Intervals are percentile-bootstrap 95% over conversations (a conversation's continuations are resampled
-together: they share context). One-sided bootstrap p-values: ``p_values["humans"]`` and
+Intervals are percentile-bootstrap 95% over the rated continuations, as the paper's "bootstrap over
+conversations" (its appendix B.1: each rated continuation is one of its conversations);
+``bootstrap_unit="source_conversation"`` resamples instead the continuations of one source meeting or
+debate together (they share context). One-sided bootstrap p-values: ``p_values["humans"]`` and
 ``p_values["judge"]``, the share of resamples whose agreement is at most 0 (H1: positive agreement);
 ``p_values["difference"]``, the share whose difference is at most 0 (H1: the judge agrees with the
 annotators more than a held-out annotator does; a value near 1 says it agrees less).
@@ -39,6 +41,8 @@ from typing import Any
 from ..errors import ConvbenchError, DataFormatError
 
 CONTINUATIONS = {"human": "human", "simulated": "model"}  # the ratings file's word -> the records' field prefix
+# what the bootstrap resamples: each rated continuation (the paper's), or a source conversation's together
+BOOTSTRAP_UNITS = ("continuation", "source_conversation")
 SCORE_RANGE = (1, 10)
 
 
@@ -59,7 +63,7 @@ def judge_agreement(humans: Sequence[Sequence[float]], judge: Sequence[float], *
     Args:
         humans: annotators x continuations.
         judge: the judge's value per continuation.
-        groups: each continuation's conversation: the bootstrap resamples conversations (default: continuations).
+        groups: each continuation's source conversation: the bootstrap resamples them (default: continuations).
         n_bootstrap, seed: the percentile bootstrap (0: no intervals, no p-values).
     """
     import numpy as np
@@ -215,9 +219,10 @@ class CocoevalAgreement:
 
     def lines(self) -> list[str]:
         first = next(iter(self.measures.values()))
-        out = [f"cocoeval judge-human agreement: {self.continuations} continuations from {first['conversations']} "
-               f"conversations, {len(self.annotators)} annotators ({', '.join(self.annotators)}); leave-one-out "
-               f"Spearman; bootstrap {self.n_bootstrap} resamples of conversations, seed {self.seed}, 95% intervals"]
+        unit = "source conversations" if self.signature.get("bootstrap_unit") == "source_conversation" else "continuations"
+        out = [f"cocoeval judge-human agreement: {self.continuations} continuations, {len(self.annotators)} annotators "
+               f"({', '.join(self.annotators)}); leave-one-out Spearman; bootstrap {self.n_bootstrap} resamples of "
+               f"{unit} ({first['conversations']}), seed {self.seed}, 95% intervals"]
         if self.excluded:
             reasons = Counter(e["reason"] for e in self.excluded)
             out.append(f"excluded {len(self.excluded)} rated continuation(s) without a usable judge value: "
@@ -259,8 +264,10 @@ def _values(scores: Mapping[str, int], counts: Mapping[str, int], groups: Mappin
 
 def cocoeval_agreement(humans_path: str | os.PathLike[str], run: str | os.PathLike[str], *,
                        taxonomy: str | os.PathLike[str] | None = None, n_bootstrap: int = 1000,
-                       seed: int = 0) -> CocoevalAgreement:
+                       seed: int = 0, bootstrap_unit: str = "continuation") -> CocoevalAgreement:
     """Agreement of a run's judge with the human ratings in ``humans_path`` (``convbench agreement cocoeval``).
+
+    ``bootstrap_unit``: ``continuation`` (the paper's) or ``source_conversation`` (module doc).
 
     Every annotator must rate every continuation the file names; every instance must be in the run.
     A rated continuation the judge has no usable value for (an error, an unusable answer, a simulation
@@ -271,6 +278,8 @@ def cocoeval_agreement(humans_path: str | os.PathLike[str], run: str | os.PathLi
     from ..cocoeval.instances import WINDOW
     from ..cocoeval.simulation import scales
 
+    if bootstrap_unit not in BOOTSTRAP_UNITS:
+        raise ConvbenchError(f"bootstrap unit must be one of {BOOTSTRAP_UNITS}, got {bootstrap_unit!r}")
     folder, by_id, signature = _cocoeval_run(run)
     groups = _taxonomy_groups(signature, folder, taxonomy)
     scale_names = scales()
@@ -289,7 +298,8 @@ def cocoeval_agreement(humans_path: str | os.PathLike[str], run: str | os.PathLi
                              f"({len(excluded)} left out); agreement needs at least 3")
     humans = np.array([[_values(table[(i, c, a)].scores, table[(i, c, a)].counts, groups, scale_names) for i, c in kept]
                        for a in annotators], dtype=float)  # (annotators, continuations, measures)
-    conversations = [str(by_id[i].get("conversation_id", i)) for i, _ in kept]
+    conversations = ([str(by_id[i].get("conversation_id", i)) for i, _ in kept]
+                     if bootstrap_unit == "source_conversation" else None)
     found = _agreements(np.transpose(humans, (2, 0, 1)), np.array(judge_rows, dtype=float).T, conversations,
                         n_bootstrap, seed)
     measures = {}
@@ -300,7 +310,9 @@ def cocoeval_agreement(humans_path: str | os.PathLike[str], run: str | os.PathLi
     return CocoevalAgreement(measures, annotators, len(kept), excluded, n_bootstrap, seed,
                              {"run": str(folder), "judge": signature.get("judge"), "model": signature.get("model"),
                               "humans": os.fspath(humans_path), "taxonomy_groups": groups, "scales": list(scale_names),
-                              "statistic": "leave-one-out Spearman; percentile bootstrap over conversations"})
+                              "statistic": "leave-one-out Spearman; percentile bootstrap over "
+                                           + ("continuations" if conversations is None else "source conversations"),
+                              "bootstrap_unit": bootstrap_unit})
 
 
 def _cocoeval_run(run: str | os.PathLike[str]) -> tuple[Any, dict[str, dict[str, Any]], dict[str, Any]]:

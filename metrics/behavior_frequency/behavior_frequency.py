@@ -11,7 +11,8 @@ from convbench_datasets.scoring.behavior_frequency import score_frequencies
 _DESCRIPTION = """
 CoCoEval behaviour frequencies: the mean number of occurrences of each inconsistent or
 uncollaborative behaviour type per continuation, in LLM-simulated continuations and in the human
-ones, their differences and ratios with bootstrap 95% intervals over conversations, per-source and
+ones, their differences and ratios with bootstrap 95% intervals (over instances, as the paper's; with
+groups, over source conversations), per-source and
 per-group (inconsistent, uncollaborative) tables, and convbench's own summary number, the mismatch
 (total absolute difference over total human frequency, in percent), beside its noise floor.
 """
@@ -21,7 +22,7 @@ Args:
     predictions: list of list of str, behaviour names detected in each simulated continuation (one per occurrence).
     references: list of list of str, the same for the human continuation of the same context.
     sources: optional list of str, each context's source, for per_source tables.
-    groups: optional list of str, each context's conversation: intervals resample conversations.
+    groups: optional list of str, each context's source conversation: intervals resample them (default: instances).
     behaviours: optional list of str, the type names (default: convbench's 10-type taxonomy).
     behaviour_groups: optional dict, type name -> group, for by_group totals (default: the taxonomy's groups).
     n_bootstrap: resamples for the intervals (default 1000; 0 for none). seed: default 0.

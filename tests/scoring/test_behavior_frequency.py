@@ -79,7 +79,8 @@ def test_cluster_bootstrap_resamples_conversations() -> None:
     assert low == high == one_conversation["model_mean"]["Repetition"]  # one cluster: every resample is the data
     low, high = by_instance["intervals"]["model_mean"]["Repetition"]
     assert low < high
-    assert "conversations" in one_conversation["signature"]["interval"]
+    assert one_conversation["signature"]["interval"] == "percentile bootstrap 95% over source conversations"
+    assert by_instance["signature"]["interval"] == "percentile bootstrap 95% over instances"
 
 
 def test_no_human_behaviour_gives_undefined_not_nan() -> None:
@@ -185,3 +186,18 @@ def test_mismatch_floor_is_reported_beside_the_mismatch() -> None:
     # one conversation cannot be split in two: no floor
     assert score_frequencies(predictions, references, behaviours=NAMES, n_bootstrap=0,
                              groups=["c"] * 12)["mismatch_floor"] is None
+
+
+def test_rating_intervals_resample_as_the_frequencies_do() -> None:
+    # the same draws as before for instances (one rng, integers(0, n, (B, n))), and whole source
+    # conversations with groups: one conversation holding every score can only resample the data itself
+    import numpy as np
+
+    scores = [3, 5, 8, 9]
+    draws = np.random.default_rng(4).integers(0, 4, size=(300, 4))
+    expected = list(np.percentile(np.asarray(scores, dtype=float)[draws].mean(axis=1), [2.5, 97.5]))
+    assert mean_with_interval(scores, 300, 4)["interval"] == pytest.approx(expected)
+    assert mean_with_interval(scores, 300, 4, groups=["c"] * 4)["interval"] == [6.25, 6.25]  # (3 + 5 + 8 + 9) / 4
+    # two conversations: (3, 5) mean 4 and (8, 9) mean 8.5; resamples draw both clusters' sums and sizes
+    low, high = mean_with_interval(scores, 300, 4, groups=["a", "a", "b", "b"])["interval"]
+    assert low == pytest.approx(4.0) and high == pytest.approx(8.5)

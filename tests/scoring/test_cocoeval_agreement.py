@@ -171,20 +171,29 @@ def test_agreement_with_a_run_folder(run: Path, tmp_path: Path) -> None:
     # nobody finds Off Topic: a constant has no rank correlation, so the measure is undefined, not 0
     for name in ("Off Topic", "uncollaborative behaviours"):
         assert m[name]["humans"] is None and m[name]["judge"] is None and m[name]["p_values"]["difference"] is None
-    assert m["consistency"]["conversations"] == 2  # c1 (i1 twice, i2) and c2 (i3): resampled whole
+    # Paper, appendix B.1: "a one-sided bootstrap over conversations", each rated continuation one of its
+    # conversations: the 4 kept continuations are resampled one by one by default
+    assert m["consistency"]["conversations"] == 4 and out.signature["bootstrap_unit"] == "continuation"
+    # the option: whole source conversations, c1 (i1 twice, i2) and c2 (i3)
+    clustered = cocoeval_agreement(_human_file(tmp_path), run, n_bootstrap=30, bootstrap_unit="source_conversation")
+    assert clustered.measures["consistency"]["conversations"] == 2
+    assert clustered.measures["consistency"]["judge"] == m["consistency"]["judge"]  # only the intervals differ
 
 
 def test_cli_prints_and_writes_json(run: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
     humans = _human_file(tmp_path)
     assert main(["agreement", "cocoeval", str(humans), str(run), "--bootstrap", "20"]) == 0
     out = capsys.readouterr().out
-    assert "4 continuations from 2 conversations, 3 annotators (A, B, C)" in out
+    assert "4 continuations, 3 annotators (A, B, C); leave-one-out Spearman; bootstrap 20 resamples of continuations (4)" in out
     assert "excluded 1 rated continuation(s) without a usable judge value: simulation incomplete: 1" in out
     assert any(line.startswith("consistency ") and "0.755" in line and "0.966" in line for line in out.splitlines())
     assert main(["agreement", "cocoeval", str(humans), str(run), "--bootstrap", "0", "--json"]) == 0
     printed = json.loads(capsys.readouterr().out)
     assert printed["measures"]["collaborativeness"]["judge"] == pytest.approx(-JUDGE_LOO)
     assert printed["measures"]["Off Topic"]["humans"] is None
+    assert main(["agreement", "cocoeval", str(humans), str(run), "--bootstrap", "20",
+                 "--bootstrap-unit", "source_conversation"]) == 0
+    assert "bootstrap 20 resamples of source conversations (2)" in capsys.readouterr().out
     # NC-Bench options do not apply here: an error, not ignored
     assert main(["agreement", "cocoeval", str(humans), str(run), "--label-mode", "set"]) == 1
     assert "--label-mode applies to NC-Bench agreement only" in capsys.readouterr().err
