@@ -105,3 +105,30 @@ def test_score_from_lm_eval_needs_no_lm_eval(nc_built: Path, tmp_path: Path) -> 
     # every answer is empty: the smoke judge says Silence, which passes only where silence is acceptable
     assert results["n"] == 5 and results["signature"]["limit"] == 5
     assert [r["labels"] for r in map(json.loads, (tmp_path / "run" / "records.jsonl").read_text().splitlines())] == [["Silence"]] * 5
+
+
+def test_a_missing_chat_template_flag_is_one_line_from_the_shell(nc_sources: Path, tmp_path: Path) -> None:
+    # lm-eval's command line prints the traceback of any error a task raises; convbench's usage errors end
+    # it with one line instead (#24). lm-eval's own `dummy` model: nothing is asked of it before the error
+    pytest.importorskip("lm_eval", reason="lm-eval is not installed (pip install -e \".[lm-eval]\")")
+    env = {**os.environ, "CONVBENCH_SOURCES": str(nc_sources), "CONVBENCH_CACHE": str(tmp_path / "cache"),
+           "HF_HUB_OFFLINE": "1", "HF_DATASETS_OFFLINE": "1", "HF_HOME": str(tmp_path / "hf")}
+    command = [str(Path(sys.executable).with_name("lm_eval")), "--model", "dummy", "--tasks", "convbench_nc_basic",
+               "--include_path", str(tasks_path()), "--limit", "2", "--log_samples", "--output_path", str(tmp_path / "out")]
+    done = subprocess.run(command, capture_output=True, text=True, cwd=tmp_path, env=env, timeout=600)
+    assert done.returncode == 1
+    assert "Traceback" not in done.stderr
+    assert done.stderr.strip().splitlines()[-1] == (
+        "lm_eval: error: convbench_nc_basic: NC-Bench rows are chat transcripts; run lm_eval with "
+        "--apply_chat_template (a chat model, or an API chat model)")
+
+
+def test_usage_errors_stay_exceptions_in_python(monkeypatch: pytest.MonkeyPatch) -> None:
+    from convbench_datasets.integrations.lm_eval._usage import LmEvalUsageError, usage_error
+
+    monkeypatch.setattr(sys, "argv", ["pytest"])
+    error = usage_error("a message")
+    assert isinstance(error, LmEvalUsageError) and str(error) == "a message"
+    monkeypatch.setattr(sys, "argv", ["/venv/bin/lm_eval", "--tasks", "x"])
+    error = usage_error("a message")
+    assert isinstance(error, SystemExit) and error.code == "lm_eval: error: a message"

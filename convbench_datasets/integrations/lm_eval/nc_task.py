@@ -13,7 +13,7 @@ from typing import Any
 
 from lm_eval.api.task import ConfigurableTask
 
-from ...errors import ConvbenchError
+from ._usage import usage_error
 
 
 class NCBenchGeneration(ConfigurableTask):
@@ -29,10 +29,10 @@ class NCBenchGeneration(ConfigurableTask):
                         **_: Any) -> str:
         task = self.config.task
         if not apply_chat_template or chat_template is None:
-            raise ConvbenchError(f"{task}: NC-Bench rows are chat transcripts; run lm_eval with --apply_chat_template "
-                                 "(a chat model, or an API chat model)")
+            raise usage_error(f"{task}: NC-Bench rows are chat transcripts; run lm_eval with --apply_chat_template "
+                              "(a chat model, or an API chat model)")
         if num_fewshot:
-            raise ConvbenchError(f"{task}: NC-Bench has no few-shot examples; leave out --num_fewshot")
+            raise usage_error(f"{task}: NC-Bench has no few-shot examples; leave out --num_fewshot")
         if system_instruction:
-            raise ConvbenchError(f"{task}: each row has its own system prompt; leave out --system_instruction")
+            raise usage_error(f"{task}: each row has its own system prompt; leave out --system_instruction")
         return chat_template([dict(message) for message in doc["messages"]], add_generation_prompt=True)
