@@ -209,6 +209,9 @@ def _parser() -> argparse.ArgumentParser:
     export.add_argument("--prompt", choices=["vanilla", "taxonomy"], default="vanilla", help="the simulation prompt")
     export.add_argument("--taxonomy", metavar="FILE", help="your behaviour taxonomy (YAML), for --prompt taxonomy")
     export.add_argument("--seed", type=int, default=0, help="seed of the random start turns (default 0)")
+    export.add_argument("--no-repetition-countermeasure", action="store_true",
+                        help="prompts and targets without the paper's copy of the last 5 turns first (the runner's "
+                             "default has it; use this for runs with --no-repetition-countermeasure)")
     export.add_argument("--dataset", metavar="DIR", help="a folder from `convbench build` (default: build into the cache)")
     export.add_argument("--sources", metavar="DIR", help="upstream mirror for building the dataset")
 
@@ -585,7 +588,8 @@ def _cmd_export(args: argparse.Namespace) -> None:
     from .cocoeval.sft import export_sft
 
     done = export_sft(args.out, args.turns_per_call, config=args.config, seed=args.seed, style=args.prompt,
-                      taxonomy=args.taxonomy, dataset=args.dataset, sources=args.sources)
+                      taxonomy=args.taxonomy, repetition_countermeasure=not args.no_repetition_countermeasure,
+                      dataset=args.dataset, sources=args.sources)
     print(f"wrote {done.examples} examples ({args.turns_per_call} turns per call, {args.config} train split) to "
           f"{done.path}, signature in {done.path.name}.convbench.json")
     unlisted = done.signature["targets_with_unlisted_speakers"]["count"]

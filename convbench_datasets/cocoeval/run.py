@@ -3,14 +3,21 @@
 Simulation proceeds in rounds: each unfinished instance asks the model for its next
 ``turns_per_call`` turns (1, 5 or 30), given the metadata, the summary, the 30 history turns and what
 it has simulated so far. A reply with no usable turn, or with a speaker outside the participants, is
-recorded and shown back to the model with the problem (``max_repairs`` times); after that its usable
-turns are kept and the problem is counted. An instance that stops making progress is left incomplete,
+recorded and shown back to the model (the reply, then the problem; ``max_repairs`` times); after that
+its usable turns are kept and the problem is counted. Turns a reply writes beyond those asked for are
+not used, and counted (``simulation_extra_turns``). An instance that stops making progress is left incomplete,
 counted, and kept out of the comparison (with its reason in the records). Each instance's policy is
 :class:`.simulation_loop.InstanceSimulation`, the same loop the inspect_ai solver drives one sample at a time.
 
 Judging asks, for the simulated and the human continuation alike, which turns show each behaviour
 (JSON) and for 1-10 consistency and collaborativeness ratings. Unusable judge answers get the same
 repair round, then are counted; such instances are kept out of the comparison, never scored as zero.
+The judge's token limit, unless ``judge_max_new_tokens`` is given, is 1,024, or 25,000 for a reasoning
+model (an ``openai:`` o-series name such as the paper's o4-mini, whose hidden reasoning counts against
+the limit; 25,000 is OpenAI's advice for such models, not the paper's).
+
+Intervals (frequencies and ratings alike) resample instances, the paper's 300 conversations
+(``bootstrap_unit="instance"``); ``"source_conversation"`` resamples whole meetings or debates instead.
 
 A request that failed for good (a per-row error: refused by the server, no usable reply) makes its
 instance an error: recorded in the record's ``error``, counted in ``errors`` (and ``excluded.errors``)
@@ -24,8 +31,10 @@ if that reply is cut too the instance stops, is counted (``simulation_cut_replie
 ``excluded.simulation_cut`` the instances lost) and is kept out of the comparison. Judge answers cut at
 the limit go through the judges' validation and repair round like any other answer.
 
-``repetition_countermeasure``: the paper's appendix C.2. Each reply first copies the last five turns
-of the conversation, with ``presence_penalty`` 2.0; the copy is checked by speaker and removed.
+``repetition_countermeasure`` (default on, as the paper's vanilla system prompt, its Table 17, and its
+main runs): the paper's appendix C.2. Each reply first copies the last five turns of the conversation,
+with ``presence_penalty`` 2.0; the copy is checked by speaker and removed. Off (``False``,
+``--no-repetition-countermeasure``) is an ablation: the signature records it, the report flags it.
 """
 
 from __future__ import annotations
@@ -62,6 +71,27 @@ from .taxonomy import Behaviour, load_taxonomy
 TURNS_PER_CALL = (1, 5, 30)
 TOKENS_PER_TURN = 256  # committee turns average ~87 tokens (issue #12): room for long turns
 MIN_NEW_TOKENS = 1024
+# what an interval resamples: the paper's 300 conversations are its instances ("instance", the default);
+# "source_conversation": whole meetings or debates (the records' conversation_id), instances of one
+# meeting being not independent
+BOOTSTRAP_UNITS = ("instance", "source_conversation")
+PAPER_JUDGE = "o4-mini"  # the paper's judge (its section 3.3), which the report checks runs against
+JUDGE_MAX_NEW_TOKENS = 1024
+# a reasoning judge's hidden reasoning counts against its limit; OpenAI advises reserving 25,000 tokens
+# for reasoning and answer with these models (convbench's default for them; the paper gives no limit)
+REASONING_JUDGE_MAX_NEW_TOKENS = 25_000
+
+
+def judge_token_limit(judge: str | Backend) -> int:
+    """The judge's default token limit: 25,000 for a reasoning model (``openai:`` with an o-series name, as
+    the openai backend tells them apart), else 1,024."""
+    from ..runner.backends.openai_compat import reasoning_model
+
+    if isinstance(judge, str):
+        kind, _, name = judge.partition(":")
+    else:
+        kind, name = getattr(judge, "kind", ""), str(getattr(judge, "model", ""))
+    return REASONING_JUDGE_MAX_NEW_TOKENS if kind == "openai" and reasoning_model(name) else JUDGE_MAX_NEW_TOKENS
 
 
 def simulation_token_limit(turns_per_call: int, copied: int = 0, tokens_per_turn: int = TOKENS_PER_TURN) -> int:
@@ -83,9 +113,10 @@ def run_cocoeval(
     taxonomy: str | os.PathLike[str] | None = None,
     max_new_tokens: int | None = None,
     tokens_per_turn: int = TOKENS_PER_TURN,
-    repetition_countermeasure: bool = False,
-    judge_max_new_tokens: int = 1024,
+    repetition_countermeasure: bool = True,
+    judge_max_new_tokens: int | None = None,
     max_repairs: int = 1,
+    bootstrap_unit: str = "instance",
     dataset: str | os.PathLike[str] | None = None,
     sources: str | os.PathLike[str] | None = None,
     cache: str | os.PathLike[str] | ResponseCache | None = None,
@@ -104,7 +135,9 @@ def run_cocoeval(
     ``max_error_rate``: the share of rows that may end in an error (default 5%); with more, the folder is
     written, then ``TooManyErrors`` (a ConvbenchError whose ``result`` is the run) is raised.
     ``max_new_tokens``: the simulation's token limit (default: :func:`simulation_token_limit`).
-    ``repetition_countermeasure``: copy the last five turns first, with presence_penalty 2.0 (paper, C.2).
+    ``repetition_countermeasure``: copy the last five turns first, with presence_penalty 2.0 (paper, C.2;
+    default on, as its main runs). ``judge_max_new_tokens``: default :func:`judge_token_limit`.
+    ``bootstrap_unit``: what the intervals resample, ``instance`` (the paper's) or ``source_conversation``.
     ``shard``: ``(i, n)``: only shard i of n (from 1) of the rows config, split and limit select (see :mod:`convbench_datasets.runner.shards`).
     """
     from ..runner.pipeline import run  # the pipeline sits above the benchmarks: imported when a run starts
@@ -115,7 +148,7 @@ def run_cocoeval(
                turns_per_call=turns_per_call, prompt=prompt,
                taxonomy=taxonomy, max_new_tokens=max_new_tokens, tokens_per_turn=tokens_per_turn,
                repetition_countermeasure=repetition_countermeasure, judge_max_new_tokens=judge_max_new_tokens,
-               max_repairs=max_repairs, n_bootstrap=n_bootstrap, seed=seed)
+               max_repairs=max_repairs, bootstrap_unit=bootstrap_unit, n_bootstrap=n_bootstrap, seed=seed)
 
 
 @dataclass
@@ -129,9 +162,10 @@ class CoCoEvalPlan:
     taxonomy: Any = None
     max_new_tokens: int | None = None
     tokens_per_turn: int = TOKENS_PER_TURN
-    repetition_countermeasure: bool = False
-    judge_max_new_tokens: int = 1024
+    repetition_countermeasure: bool = True
+    judge_max_new_tokens: int | None = None
     max_repairs: int = 1
+    bootstrap_unit: str = "instance"
     n_bootstrap: int = 1000
     seed: int = 0
     dataset: Any = None
@@ -142,7 +176,10 @@ class CoCoEvalPlan:
             raise ConvbenchError(f"turns per call must be one of {TURNS_PER_CALL}, got {self.turns_per_call}")
         if self.prompt not in PROMPT_STYLES:
             raise ConvbenchError(f"prompt must be one of {PROMPT_STYLES}, got {self.prompt!r}")
-        for name, value in (("max_new_tokens", self.max_new_tokens), ("tokens_per_turn", self.tokens_per_turn)):
+        if self.bootstrap_unit not in BOOTSTRAP_UNITS:
+            raise ConvbenchError(f"bootstrap unit must be one of {BOOTSTRAP_UNITS}, got {self.bootstrap_unit!r}")
+        for name, value in (("max_new_tokens", self.max_new_tokens), ("tokens_per_turn", self.tokens_per_turn),
+                            ("judge_max_new_tokens", self.judge_max_new_tokens)):
             if value is not None and value < 1:
                 raise ConvbenchError(f"{name} must be at least 1, got {value}")
         self.behaviours = load_taxonomy(self.taxonomy)
@@ -151,7 +188,10 @@ class CoCoEvalPlan:
             max_new_tokens=self.max_new_tokens or simulation_token_limit(self.turns_per_call, self.copied,
                                                                          self.tokens_per_turn),
             presence_penalty=COPY_PRESENCE_PENALTY if self.repetition_countermeasure else None)
-        self.judge_params = GenerationParams(max_new_tokens=self.judge_max_new_tokens)
+
+    def judge_params(self, session: Session) -> GenerationParams:
+        """The judge's decoding: ``judge_max_new_tokens``, else :func:`judge_token_limit` of the run's judge."""
+        return GenerationParams(max_new_tokens=self.judge_max_new_tokens or judge_token_limit(session.judge_specs[0]))
 
     def rows(self) -> list[dict[str, Any]]:
         return read_rows(self.config, self.split, self.dataset, self.sources)
@@ -165,29 +205,32 @@ class CoCoEvalPlan:
         if not session.same:  # one local model at a time; a judge that is the generator stays loaded
             session.free(session.generator)
         judge = session.judge(0)
-        judged = judge_all(judge, rows, simulated, self.behaviours, session.store, self.judge_params, self.max_repairs,
-                           session.progress, session.retry_errors)
+        judged = judge_all(judge, rows, simulated, self.behaviours, session.store, self.judge_params(session),
+                           self.max_repairs, session.progress, session.retry_errors)
         session.free(judge)
-        return Executed([_record(r, s, j) for r, s, j in zip(rows, simulated, judged)])
+        records = [_record(r, s, j) for r, s, j in zip(rows, simulated, judged)]
+        return Executed(records, {"simulation_extra_turns": sum(r["simulation_extra_turns"] for r in records)})
 
     def signature(self, session: Session) -> dict[str, Any]:
         groups = {b.name: b.group for b in self.behaviours}
         return {
             "config": self.config, "split": self.split, "generation": self.params.to_dict(),
-            "judge_generation": self.judge_params.to_dict(), "turns_per_call": self.turns_per_call,
+            "judge_generation": self.judge_params(session).to_dict(), "turns_per_call": self.turns_per_call,
             "prompt": self.prompt, "taxonomy": list(groups), "taxonomy_groups": groups, "max_repairs": self.max_repairs,
             "token_limit_rule": None if self.max_new_tokens else {"tokens_per_turn": self.tokens_per_turn,
                                                                   "at_least": MIN_NEW_TOKENS},
+            "judge_token_limit_rule": None if self.judge_max_new_tokens else {
+                "reasoning_model": REASONING_JUDGE_MAX_NEW_TOKENS, "other": JUDGE_MAX_NEW_TOKENS},
             "cut_retry_max_new_tokens": CUT_RETRY_FACTOR * self.params.max_new_tokens,
             "repetition_countermeasure": {"copied_turns": self.copied, "presence_penalty": COPY_PRESENCE_PENALTY}
             if self.repetition_countermeasure else None,
             "templates_sha256": _sha({**templates(), "rubric": rubric()}), "n_bootstrap": self.n_bootstrap,
-            "seed": self.seed,
+            "bootstrap_unit": self.bootstrap_unit, "seed": self.seed,
         }
 
     def results(self, records: list[dict[str, Any]], signature: dict[str, Any]) -> dict[str, Any]:
         groups = {b.name: b.group for b in self.behaviours}
-        return score_records(records, list(groups), self.n_bootstrap, self.seed, groups)
+        return score_records(records, list(groups), self.n_bootstrap, self.seed, groups, self.bootstrap_unit)
 
 
 def _sha(value: Any) -> str:
@@ -261,12 +304,13 @@ def judge_all(backend: Backend, rows: list[dict[str, Any]], simulated: list[dict
             if turns is not None:
                 jobs += [(i, side, "behaviours", turns), (i, side, "overall", turns)]
     outcomes: dict[tuple[int, str, str], dict[str, Any]] = {}
-    problems: dict[int, str | None] = {}
+    problems: dict[int, tuple[str | None, str]] = {}  # job -> (problem, the answer it was found in)
     for attempt in range(max_repairs + 1):
         todo = [j for j, job in enumerate(jobs) if (job[0], job[1], job[2]) not in outcomes]
         if not todo:
             break
-        prompts = [judge_prompt(jobs[j][2], rows[jobs[j][0]], jobs[j][3], behaviours, problems.get(j)) for j in todo]
+        prompts = [judge_prompt(jobs[j][2], rows[jobs[j][0]], jobs[j][3], behaviours, *problems.get(j, (None, None)))
+                   for j in todo]
         answers = complete(backend, prompts, params, store, desc=f"judge (attempt {attempt + 1})", progress=progress,
                            retry_errors=retry_errors)
         for j, answer in zip(todo, answers.generations):
@@ -278,7 +322,7 @@ def judge_all(backend: Backend, rows: list[dict[str, Any]], simulated: list[dict
                                else parse_overall(answer.text))
             if parsed is not None or attempt == max_repairs:
                 outcomes[(i, side, kind)] = {"raw": answer.text, "parsed": parsed, "problem": problem}
-            problems[j] = problem
+            problems[j] = (problem, answer.text)
     return [{(side, kind): outcomes.get((i, side, kind)) for side in ("human", "model") for kind in ("behaviours", "overall")}
             for i in range(len(rows))]
 
@@ -289,7 +333,7 @@ def _record(row: dict[str, Any], sim: dict[str, Any], judged: dict[tuple[str, st
                               "simulation_problems": sim["problems"], "simulation_persisting_problems": sim["persisting"],
                               "simulation_finish_reasons": sim["finish_reasons"],
                               "simulation_cut_replies": sim["cut"], "simulation_cut_failure": sim["cut_failure"],
-                              "simulation_complete": sim["complete"]}
+                              "simulation_extra_turns": sim["extra_turns"], "simulation_complete": sim["complete"]}
     reasons = [] if sim["complete"] or sim["error"] else [sim["cut_failure"] or "simulation incomplete"]
     errors = [sim["error"]] if sim["error"] else []
     unusable = []
@@ -310,9 +354,12 @@ def _record(row: dict[str, Any], sim: dict[str, Any], judged: dict[tuple[str, st
 
 
 def score_records(records: list[dict[str, Any]], names: list[str], n_bootstrap: int, seed: int,
-                  groups: dict[str, str] | None = None) -> dict[str, Any]:
+                  groups: dict[str, str] | None = None, bootstrap_unit: str = "instance") -> dict[str, Any]:
     """The comparison of the records' kept instances, with every exclusion and failure counted.
-    ``groups``: behaviour name -> group, for the per-group totals."""
+    ``groups``: behaviour name -> group, for the per-group totals. ``bootstrap_unit``: what every interval
+    (frequencies, ratings) resamples: ``instance`` (the paper's) or ``source_conversation``."""
+    if bootstrap_unit not in BOOTSTRAP_UNITS:
+        raise ConvbenchError(f"bootstrap unit must be one of {BOOTSTRAP_UNITS}, got {bootstrap_unit!r}")
     kept = [r for r in records if r["excluded"] is None]
     errors = sum(r.get("error") is not None for r in records)
     cut_lost = sum(r.get("simulation_cut_failure") is not None and r.get("error") is None for r in records)
@@ -328,13 +375,16 @@ def score_records(records: list[dict[str, Any]], names: list[str], n_bootstrap: 
         "simulation_problems": sum(len(r["simulation_problems"]) for r in records),
         "simulation_persisting_problems": sum(r["simulation_persisting_problems"] for r in records),
         "simulation_cut_replies": sum(r.get("simulation_cut_replies", 0) for r in records),
+        # turns replies wrote beyond those asked for, not used (records before this count: 0)
+        "simulation_extra_turns": sum(r.get("simulation_extra_turns", 0) for r in records),
     }
     if not kept:
         results["note"] = "no instance could be compared"
         return results
+    clusters = [r["conversation_id"] for r in kept] if bootstrap_unit == "source_conversation" else None
     frequencies = score_frequencies([occurrences(r["model_behaviours"]) for r in kept],
                                      [occurrences(r["human_behaviours"]) for r in kept],
-                                     sources=[r["source"] for r in kept], groups=[r["conversation_id"] for r in kept],
+                                     sources=[r["source"] for r in kept], groups=clusters,
                                      behaviours=names, behaviour_groups=groups,
                                      n_bootstrap=n_bootstrap, seed=seed)
     # the metric's signature exists only when some instance was compared, so shards of one run would differ:
@@ -342,7 +392,8 @@ def score_records(records: list[dict[str, Any]], names: list[str], n_bootstrap: 
     frequencies.pop("signature", None)
     frequencies.pop("n", None)
     results.update(frequencies)
-    results["overall"] = {side: {scale: mean_with_interval([r[f"{side}_overall"][scale] for r in kept], n_bootstrap, seed)
+    results["overall"] = {side: {scale: mean_with_interval([r[f"{side}_overall"][scale] for r in kept], n_bootstrap, seed,
+                                                           clusters)
                                  for scale in scales()} for side in ("model", "human")}
     return results
 
@@ -362,14 +413,20 @@ class CoCoEvalBenchmark:
                choices=TURNS_PER_CALL),
         Option("--prompt", "prompt", "cocoeval: simulation prompt (default {default})", choices=PROMPT_STYLES),
         Option("--taxonomy", "taxonomy", "cocoeval: your own behaviour taxonomy (YAML)", metavar="FILE"),
-        Option("--repetition-countermeasure", "repetition_countermeasure",
-               f"cocoeval: the paper's appendix C.2: each reply first copies the last {COPIED_TURNS} turns (removed before "
-               f"judging), with presence_penalty {COPY_PRESENCE_PENALTY}", action="store_true"),
+        Option("--no-repetition-countermeasure", "repetition_countermeasure",
+               f"cocoeval: an ablation: leave out the paper's repetition countermeasure (its appendix C.2, on by "
+               f"default: each reply first copies the last {COPIED_TURNS} turns, removed before judging, with "
+               f"presence_penalty {COPY_PRESENCE_PENALTY})", action="store_true",
+               to_settings=lambda given: {"repetition_countermeasure": not given}),
         Option("--bootstrap", "n_bootstrap", "cocoeval: bootstrap resamples for the intervals (default {default}; 0 for none)",
                type=non_negative, metavar="N"),
+        Option("--bootstrap-unit", "bootstrap_unit", "cocoeval: what the intervals resample: instance (the paper's "
+               "conversations; default {default}) or source_conversation (whole meetings and debates)",
+               choices=BOOTSTRAP_UNITS),
         Option("--max-new-tokens", "max_new_tokens", f"cocoeval: simulation token limit (default {TOKENS_PER_TURN} per "
                f"turn written per call, at least {MIN_NEW_TOKENS})", type=positive),
-        Option("--judge-max-new-tokens", "judge_max_new_tokens", "cocoeval: judge token limit (default {default})",
+        Option("--judge-max-new-tokens", "judge_max_new_tokens", f"cocoeval: judge token limit (default "
+               f"{JUDGE_MAX_NEW_TOKENS}, {REASONING_JUDGE_MAX_NEW_TOKENS:,} for a reasoning model such as openai:o4-mini)",
                type=positive),
     )
 
@@ -391,7 +448,8 @@ class CoCoEvalBenchmark:
         groups = signature.get("taxonomy_groups") or {b.name: b.group for b in load_taxonomy()}
         return score_records(records, signature.get("taxonomy") or list(groups),
                              signature.get("n_bootstrap", 1000), signature.get("seed", 0),
-                             groups if set(groups) >= set(signature.get("taxonomy") or groups) else None)
+                             groups if set(groups) >= set(signature.get("taxonomy") or groups) else None,
+                             signature.get("bootstrap_unit", "instance"))
 
     def carried(self, shards: list[dict[str, Any]], signature: dict[str, Any]) -> dict[str, Any]:
         return {}  # re-scoring recomputes every figure
@@ -403,7 +461,8 @@ class CoCoEvalBenchmark:
         lines = [f"cocoeval: {mismatch}{r['n_compared']} of {r['n']} instances compared; excluded {r['excluded']}; "
                  f"errors: {r.get('errors', 0)}",
                  f"  simulation replies cut at the token limit: {r['simulation_cut_replies']} "
-                 f"(instances lost to a second cut: {r['excluded']['simulation_cut']})"]
+                 f"(instances lost to a second cut: {r['excluded']['simulation_cut']}); turns written beyond "
+                 f"those asked for, not used: {r.get('simulation_extra_turns', 0)}"]
         if r.get("mismatch") is not None:
             floor = r.get("mismatch_floor")
             lines.append(f"  mismatch is convbench's statistic (0 = human frequencies reproduced); noise floor "

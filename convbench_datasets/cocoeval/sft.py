@@ -1,10 +1,13 @@
 """Supervised fine-tuning data from CoCoEval's training split (``convbench export cocoeval-sft``).
 
-Each training instance gives one chat example, ``{"messages": [user, assistant]}``, the format
-OpenAI-compatible fine-tuning APIs and TRL's ``SFTTrainer`` read. The user message is the prompt the
-runner sends the simulator (:func:`~convbench_datasets.cocoeval.simulation.simulation_prompt`) at one
-point of the continuation; the assistant message is what the people actually said next, as
+Each training instance gives one chat example, ``{"messages": [system, user, assistant]}``, the format
+OpenAI-compatible fine-tuning APIs and TRL's ``SFTTrainer`` read. The system and user messages are the
+prompt the runner sends the simulator (:func:`~convbench_datasets.cocoeval.simulation.simulation_prompt`)
+at one point of the continuation; the assistant message is what the people actually said next, as
 ``Speaker: utterance`` lines, the form the simulator is asked for (the runner's parser reads it back).
+With the repetition countermeasure (the runner's default, the paper's appendix C.2) the prompt asks for
+a copy of the last five turns first, and the target opens with that copy, as the runner reads a reply;
+``repetition_countermeasure=False`` (``--no-repetition-countermeasure``) matches runs without it.
 
 With ``turns_per_call`` 30 the example starts where the reference does and asks for all 30 turns. With
 1 or 5 it starts at a random turn ``s`` of the reference, 0 <= s <= 30 - N (any turn, not only the
@@ -37,7 +40,16 @@ from .._version import __version__
 from ..atomic import write_atomic
 from ..errors import BuildError, ConvbenchError
 from .instances import WINDOW
-from .simulation import PROMPT_STYLES, _lines, _name_forms, _opening_name, simulation_prompt, speakers, templates
+from .simulation import (
+    COPIED_TURNS,
+    PROMPT_STYLES,
+    _lines,
+    _name_forms,
+    _opening_name,
+    simulation_prompt,
+    speakers,
+    templates,
+)
 from .taxonomy import Behaviour, load_taxonomy
 
 KIND = "cocoeval-sft"
@@ -53,26 +65,30 @@ def start_turn(instance_id: str, turns_per_call: int, seed: int = 0) -> int:
 
 
 def sft_example(instance: Mapping[str, Any], turns_per_call: int, start: int, style: str = "vanilla",
-                taxonomy: Sequence[Behaviour] = ()) -> dict[str, list[dict[str, str]]]:
-    """One chat example: the simulation prompt after ``start`` reference turns, and the next turns."""
+                taxonomy: Sequence[Behaviour] = (), copied: int = COPIED_TURNS) -> dict[str, list[dict[str, str]]]:
+    """One chat example: the simulation prompt after ``start`` reference turns, and the next turns (after
+    a copy of the last ``copied`` turns of the conversation so far, when set)."""
     reference = list(instance["reference"])
     if len(reference) < start + turns_per_call:
         raise ConvbenchError(f"cocoeval row {instance['id']}: field 'reference' has {len(reference)} turns, "
                              f"{start + turns_per_call} needed")
-    messages = simulation_prompt(instance, reference[:start], turns_per_call, style, taxonomy)
-    target = _lines(reference[start : start + turns_per_call])
+    so_far = reference[:start]
+    messages = simulation_prompt(instance, so_far, turns_per_call, style, taxonomy, copied=copied)
+    copy = [*instance["history"], *so_far][-copied:] if copied else []
+    target = _lines([*copy, *reference[start : start + turns_per_call]])
     return {"messages": [*messages, {"role": "assistant", "content": target}]}
 
 
 def sft_examples(rows: Sequence[Mapping[str, Any]], turns_per_call: int, *, seed: int = 0, style: str = "vanilla",
-                 taxonomy: Sequence[Behaviour] | None = None) -> list[dict[str, Any]]:
+                 taxonomy: Sequence[Behaviour] | None = None, repetition_countermeasure: bool = True) -> list[dict[str, Any]]:
     """One example per row, in row order (module doc)."""
     if turns_per_call not in TURNS_PER_CALL:
         raise ConvbenchError(f"turns per call must be one of {TURNS_PER_CALL}, got {turns_per_call}")
     if style not in PROMPT_STYLES:
         raise ConvbenchError(f"prompt must be one of {PROMPT_STYLES}, got {style!r}")
     behaviours = load_taxonomy() if taxonomy is None else taxonomy
-    return [sft_example(row, turns_per_call, start_turn(row["id"], turns_per_call, seed), style, behaviours)
+    copied = COPIED_TURNS if repetition_countermeasure else 0
+    return [sft_example(row, turns_per_call, start_turn(row["id"], turns_per_call, seed), style, behaviours, copied)
             for row in rows]
 
 
@@ -141,7 +157,7 @@ class SftExport:
 
 def export_sft(out: str | os.PathLike[str], turns_per_call: int, *, config: str = "all", seed: int = 0,
                style: str = "vanilla", taxonomy: str | os.PathLike[str] | None = None,
-               dataset: str | os.PathLike[str] | None = None,
+               repetition_countermeasure: bool = True, dataset: str | os.PathLike[str] | None = None,
                sources: str | os.PathLike[str] | None = None) -> SftExport:
     """Write the training split of ``config`` as SFT examples to ``out`` (``convbench export cocoeval-sft``)."""
     from .run import read_rows as _rows
@@ -152,11 +168,13 @@ def export_sft(out: str | os.PathLike[str], turns_per_call: int, *, config: str 
     rows = _rows(config, "train", dataset, sources)
     if not rows:
         raise ConvbenchError(f"cocoeval {config}: the train split has no rows")
-    examples = sft_examples(rows, turns_per_call, seed=seed, style=style, taxonomy=behaviours)
+    examples = sft_examples(rows, turns_per_call, seed=seed, style=style, taxonomy=behaviours,
+                            repetition_countermeasure=repetition_countermeasure)
     unlisted = unlisted_speakers(rows, turns_per_call, seed)
-    template = json.dumps(templates()["simulation"][style], sort_keys=True).encode("utf-8")
+    template = json.dumps(templates()["simulation"], sort_keys=True).encode("utf-8")
     signature = {"config": config, "split": "train", "turns_per_call": turns_per_call, "seed": seed, "prompt": style,
                  "taxonomy": [b.name for b in behaviours] if style == "taxonomy" else None,
+                 "repetition_countermeasure": {"copied_turns": COPIED_TURNS} if repetition_countermeasure else None,
                  "start_turns": "0" if turns_per_call == WINDOW else f"seeded per instance in 0..{WINDOW - turns_per_call}",
                  "dataset_fingerprint": dataset_fingerprint(rows), "prompt_template_sha256": _sha256(template),
                  "targets_with_unlisted_speakers": {"count": len(unlisted), "ids": unlisted}}

@@ -1,9 +1,13 @@
 """Simulating and judging CoCoEval continuations: prompts, and strict parsing of what models return.
 
-Generated turns are read one per line as ``Speaker: utterance``; a speaker must be one of the
-instance's participants (as named in the history or the metadata). With the paper's repetition
-countermeasure (``copied`` turns, its appendix C.2) a reply must open with a copy of the conversation's
-last ``copied`` turns (checked by speaker), which is removed before anything else sees the turns.
+A simulation request is a system message (the task and the form of a reply; the paper's vanilla prompt
+has one, its Table 17) and a user message (the instance and how many turns to write now). Generated
+turns are read one per line as ``Speaker: utterance``; a speaker must be one of the instance's
+participants (as named in the history or the metadata). Turns beyond the number asked for are not
+used, and counted. With the paper's repetition countermeasure (``copied`` turns, its appendix C.2, on by
+default in the runner) a reply must open with a copy of the conversation's last ``copied`` turns
+(checked by speaker), which is removed before anything else sees the turns. A reply that cannot be used
+is shown back to the model as its own (assistant) message, followed by the problem.
 Judge answers must be one JSON object: for behaviours, every key a known type and every value a list
 of turn numbers in range; for the overall rating, an integer from 1 to 10 per scale of the rubric
 (``templates/rubric.yaml``). Anything else is a problem named in words, which the runner records,
@@ -100,39 +104,60 @@ def _context(instance: Mapping[str, Any]) -> dict[str, str]:
             "goals": "; ".join(meta["goals"]) or "(none recorded)", "summary": instance["summary"] or "(nothing before)"}
 
 
+def simulation_system(style: str, taxonomy: Sequence[Behaviour], copied: int = 0) -> str:
+    """The simulation's system message: the task, for ``taxonomy`` style the behaviour types and the
+    request to show them as often as the history does, and the form of a reply (with ``copied``: copy
+    that many recent turns first)."""
+    if style not in PROMPT_STYLES:
+        raise ValueError(f"prompt must be one of {PROMPT_STYLES}, got {style!r}")
+    spec = templates()["simulation"]
+    parts = [spec["system"]]
+    if style == "taxonomy":
+        parts.append(Template(spec["taxonomy_part"]).substitute(behaviours=_behaviour_lines(taxonomy)))
+    parts.append(Template(spec["reply_form_copy"] if copied else spec["reply_form"]).substitute(copied=copied))
+    return "\n\n".join(parts)
+
+
 def simulation_prompt(instance: Mapping[str, Any], so_far: Sequence[Mapping[str, str]], turns: int, style: str,
-                      taxonomy: Sequence[Behaviour], problem: str | None = None, copied: int = 0) -> list[dict[str, str]]:
-    """The request for the next ``turns`` turns (after a copy of the last ``copied`` ones when set)."""
+                      taxonomy: Sequence[Behaviour], problem: str | None = None, copied: int = 0,
+                      rejected: str | None = None) -> list[dict[str, str]]:
+    """The request for the next ``turns`` turns (after a copy of the last ``copied`` ones when set): a
+    system and a user message; with ``problem``, the ``rejected`` reply as the assistant's message and the
+    problem after it."""
     spec = templates()["simulation"]
     counts = {"turns": turns, "copied": copied, "total": copied + turns}
     write = Template(spec["copy_then_write" if copied else "write"]).substitute(counts)
-    text = Template(spec[style]).substitute(_context(instance), history=_lines([*instance["history"], *so_far]),
-                                            turns=turns, behaviours=_behaviour_lines(taxonomy), write=write)
-    messages = [{"role": "user", "content": text}]
+    text = Template(spec["user"]).substitute(_context(instance), history=_lines([*instance["history"], *so_far]),
+                                             write=write)
+    messages = [{"role": "system", "content": simulation_system(style, taxonomy, copied)},
+                {"role": "user", "content": text}]
     if problem:
+        if rejected is None:
+            raise ValueError("a repair shows the model its rejected reply: give rejected with problem")
         repair = Template(spec["repair_copy" if copied else "repair"]).substitute(
             counts, problem=problem, speakers=", ".join(speakers(instance)))
-        messages.append({"role": "user", "content": repair})
+        messages += [{"role": "assistant", "content": rejected}, {"role": "user", "content": repair}]
     return messages
 
 
 def parse_continuation(text: str, instance: Mapping[str, Any], so_far: Sequence[Mapping[str, str]], wanted: int,
-                       copied: int = 0) -> tuple[list[dict[str, str]], str | None]:
-    """(new turns, problem) of a simulation reply: :func:`parse_turns`, and with ``copied`` the copy of
-    the last ``copied`` turns of the conversation removed. A reply whose opening turns' speakers are
-    not those of the last ``copied`` turns did not copy them: nothing of it is used (which of its turns
-    are new cannot be told)."""
-    turns, problem = parse_turns(text, speakers(instance), copied + wanted)
+                       copied: int = 0) -> tuple[list[dict[str, str]], str | None, int]:
+    """(new turns, problem, extra turns) of a simulation reply: :func:`parse_turns`, and with ``copied`` the
+    copy of the last ``copied`` turns of the conversation removed. A reply whose opening turns' speakers
+    are not those of the last ``copied`` turns did not copy them: nothing of it is used (which of its
+    turns are new cannot be told). ``extra``: turns the reply wrote beyond the ``copied + wanted`` asked
+    for, not used (the runner counts them)."""
+    turns, problem, extra = parse_turns(text, speakers(instance), copied + wanted)
     if not copied:
-        return turns, problem
+        return turns, problem, extra
     expected = [t["speaker"] for t in [*instance["history"], *so_far][-copied:]]
     opening = [t["speaker"] for t in turns[:copied]]
     if opening != expected:
         return [], problem or (f"the reply does not open with a copy of the last {copied} turns "
-                               f"(speakers {opening}, expected {expected})")
+                               f"(speakers {opening}, expected {expected})"), extra
     if len(turns) == copied:
-        return [], problem or f"no new turn after the {copied} copied ones"
-    return turns[copied:], problem
+        return [], problem or f"no new turn after the {copied} copied ones", extra
+    return turns[copied:], problem, extra
 
 
 def _name_forms(allowed: Sequence[str]) -> list[tuple[str, str]]:
@@ -146,8 +171,9 @@ def _name_forms(allowed: Sequence[str]) -> list[tuple[str, str]]:
     return sorted(forms.items(), key=lambda item: -len(item[0]))
 
 
-def parse_turns(text: str, allowed: Sequence[str], wanted: int) -> tuple[list[dict[str, str]], str | None]:
-    """(turns, problem): at most ``wanted`` turns read from ``text``; ``problem`` says what was wrong.
+def parse_turns(text: str, allowed: Sequence[str], wanted: int) -> tuple[list[dict[str, str]], str | None, int]:
+    """(turns, problem, extra): at most ``wanted`` turns read from ``text``; ``problem`` says what was
+    wrong; ``extra`` counts the turns after the first ``wanted``, which are not used.
 
     A line opening with a participant's name (exactly, or without its trailing parenthesis; list
     bullets, numbering and bold marks allowed) and a colon starts a turn; a later line without one
@@ -170,12 +196,13 @@ def parse_turns(text: str, allowed: Sequence[str], wanted: int) -> tuple[list[di
             strangers.append(stranger.group(1).strip())
         elif turns:
             turns[-1]["utterance"] = f"{turns[-1]['utterance']} {line}".strip()
-    turns = [t for t in turns if t["utterance"]][:wanted]
+    spoken = [t for t in turns if t["utterance"]]
+    turns, extra = spoken[:wanted], max(0, len(spoken) - wanted)
     if strangers:
-        return turns, f"speaker(s) not among the participants: {', '.join(dict.fromkeys(strangers))}"
+        return turns, f"speaker(s) not among the participants: {', '.join(dict.fromkeys(strangers))}", extra
     if not turns:
-        return turns, "no line of the form 'Speaker: utterance'"
-    return turns, None
+        return turns, "no line of the form 'Speaker: utterance'", extra
+    return turns, None, extra
 
 
 def _opening_name(line: str, forms: list[tuple[str, str]]) -> tuple[str | None, str]:
@@ -189,31 +216,45 @@ def _opening_name(line: str, forms: list[tuple[str, str]]) -> tuple[str | None, 
 
 
 def judge_prompt(kind: str, instance: Mapping[str, Any], continuation: Sequence[Mapping[str, str]],
-                 taxonomy: Sequence[Behaviour], problem: str | None = None) -> list[dict[str, str]]:
+                 taxonomy: Sequence[Behaviour], problem: str | None = None,
+                 rejected: str | None = None) -> list[dict[str, str]]:
+    """The ``behaviours`` judge's request (one user message) or the ``overall`` judge's (its instructions
+    and rubric as a system message, the instance and continuation as the user message); with
+    ``problem``, the ``rejected`` answer as the assistant's message and the problem after it."""
     spec = templates()["judge"]
     numbered = "\n".join(f"{i}. {t['speaker']}: {t['utterance']}" for i, t in enumerate(continuation, start=1))
     scored = rubric()
-    text = Template(spec[kind]).substitute(_context(instance), history=_lines(instance["history"]), continuation=numbered,
-                                           count=len(continuation), behaviours=_behaviour_lines(taxonomy),
-                                           rubric=_rubric_text(scored),
-                                           answer_format=json.dumps({scale: "N" for scale in scored}).replace('"N"', "N"),
-                                           example=behaviours_example(taxonomy, len(continuation)))
-    messages = [{"role": "user", "content": text}]
+    fields = {**_context(instance), "history": _lines(instance["history"]), "continuation": numbered,
+              "count": len(continuation), "behaviours": _behaviour_lines(taxonomy), "rubric": _rubric_text(scored),
+              "answer_format": json.dumps({scale: "N" for scale in scored}).replace('"N"', "N"),
+              "example": behaviours_example(taxonomy)}
+    messages = [{"role": "user", "content": Template(spec[kind]).substitute(fields)}]
+    if kind == "overall":
+        messages.insert(0, {"role": "system", "content": Template(spec["overall_system"]).substitute(fields)})
     if problem:
-        messages.append({"role": "user", "content": Template(spec["repair"]).substitute(problem=problem)})
+        if rejected is None:
+            raise ValueError("a repair shows the judge its rejected answer: give rejected with problem")
+        messages += [{"role": "assistant", "content": rejected},
+                     {"role": "user", "content": Template(spec["repair"]).substitute(problem=problem)}]
     return messages
 
 
-def behaviours_example(taxonomy: Sequence[Behaviour], turns: int) -> str:
-    """The behaviours judge's example answer, in the taxonomy's own names (a judge that copies it names
-    no unknown type): its first type at turns 3 and 17 (those within 1..``turns``), its second at none.
+def behaviours_example(taxonomy: Sequence[Behaviour]) -> str:
+    """The behaviours judge's example answer: every type of the taxonomy, in its order and its own names,
+    with no turn listed.
+
+    Why this example is neutral: an example that lists turns for one type suggests that type is there to
+    be found (the one convbench used before flagged Repetition, the type the paper finds simulations
+    over-produce and some judges over-detect); one that lists a turn for every type suggests each is
+    present, which weighs most on the rare types. Empty lists claim nothing about the conversation, show
+    the answer's form and every key spelled as it must be, and a judge that copies them names no unknown
+    type; the prompt says in words that the values are turn numbers.
 
     >>> from .taxonomy import load_taxonomy
-    >>> behaviours_example(load_taxonomy(), 30)
-    '{"Repetition": [3, 17], "Redundant Information": []}'
+    >>> behaviours_example(load_taxonomy())[:60]
+    '{"Repetition": [], "Redundant Information": [], "Logical Con'
     """
-    first = [n for n in (3, 17) if n <= turns] or [1]
-    return json.dumps(dict(zip((b.name for b in taxonomy), (first, []))), ensure_ascii=False)
+    return json.dumps({b.name: [] for b in taxonomy}, ensure_ascii=False)
 
 
 def _json_object(text: str) -> tuple[dict[str, Any] | None, str | None]:

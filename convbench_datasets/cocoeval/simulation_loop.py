@@ -5,9 +5,10 @@ request per round through the response cache) and the inspect_ai solver (one sam
 send the requests and hand back the replies. Pure logic: no model calls, no runner, no inspect_ai.
 
 Policy: each request asks for the next ``turns_per_call`` turns (fewer at the end of the 30-turn
-window). A reply with a problem (no usable turn, a speaker outside the participants, a missing copy) is
-recorded and shown back with the problem, ``max_repairs`` times in a row; after that its usable turns
-are kept and the problem counted as persisting, and an instance with nothing usable stalls. A per-row
+window). Turns a reply writes beyond those asked for are not used, and counted (``extra_turns``). A
+reply with a problem (no usable turn, a speaker outside the participants, a missing copy) is recorded
+and shown back, the reply itself then the problem, ``max_repairs`` times in a row; after that its usable
+turns are kept and the problem counted as persisting, and an instance with nothing usable stalls. A per-row
 error stops the instance. A reply cut at the token limit (``finish_reason == "length"``) is never read
 as turns (its last turn may stop mid-utterance): the same prompt is asked again once at
 ``CUT_RETRY_FACTOR`` times the limit, and a second cut stops the instance (``cut_failure``).
@@ -59,6 +60,7 @@ class InstanceSimulation:
         self.repairs = 0  # consecutive replies with a problem shown back
         self.persisting = 0
         self.cut = 0  # replies cut at the token limit
+        self.extra_turns = 0  # turns written beyond those asked for, not used
         self.error: str | None = None
         self.cut_failure: str | None = None
         self.stalled = False  # a reply had a problem after the repairs and nothing usable
@@ -75,9 +77,9 @@ class InstanceSimulation:
             return None
         if self._request is None:
             wanted = min(self.turns_per_call, WINDOW - len(self.turns))
-            problem = self.problems[-1] if self.repairs else None
+            problem, rejected = (self.problems[-1], self.replies[-1]) if self.repairs else (None, None)
             self._request = Request(simulation_prompt(self.row, self.turns, wanted, self.style, self.behaviours,
-                                                      problem, self.copied), wanted, self.max_new_tokens)
+                                                      problem, self.copied, rejected), wanted, self.max_new_tokens)
         return self._request
 
     def take(self, text: str, finish_reason: str | None = None, error: str | None = None) -> None:
@@ -100,7 +102,8 @@ class InstanceSimulation:
                 self._request = Request(request.messages, request.turns, CUT_RETRY_FACTOR * self.max_new_tokens,
                                         cut_retry=True)
             return
-        turns, problem = parse_continuation(text, self.row, self.turns, request.turns, self.copied)
+        turns, problem, extra = parse_continuation(text, self.row, self.turns, request.turns, self.copied)
+        self.extra_turns += extra
         if problem is None:
             self.turns.extend(turns)
             self.repairs = 0
@@ -120,4 +123,4 @@ class InstanceSimulation:
         """The outcome as ``cocoeval.run.simulate`` gives it per row (the record's ``simulation_*`` fields)."""
         return {"turns": self.turns, "problems": self.problems, "complete": len(self.turns) == WINDOW,
                 "replies": self.replies, "finish_reasons": self.finish_reasons, "persisting": self.persisting,
-                "error": self.error, "cut": self.cut, "cut_failure": self.cut_failure}
+                "error": self.error, "cut": self.cut, "cut_failure": self.cut_failure, "extra_turns": self.extra_turns}

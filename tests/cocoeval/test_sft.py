@@ -11,7 +11,7 @@ import pytest
 from convbench_datasets.cli import main
 from convbench_datasets.cocoeval.schema import features
 from convbench_datasets.cocoeval.sft import export_sft, sft_examples, start_turn, unlisted_speakers
-from convbench_datasets.cocoeval.simulation import parse_turns, simulation_prompt, speakers
+from convbench_datasets.cocoeval.simulation import parse_continuation, parse_turns, simulation_prompt, speakers
 from convbench_datasets.cocoeval.taxonomy import load_taxonomy
 from convbench_datasets.errors import BuildError
 from convbench_datasets.hub import BuiltConfig, BuiltDataset, export
@@ -65,21 +65,32 @@ def test_exact_lines_of_a_tiny_built_dataset(tiny_built: Path, tmp_path: Path, c
     assert f"wrote 2 examples (5 turns per call, tiny train split) to {out}" in capsys.readouterr().out
     lines = out.read_text(encoding="utf-8").splitlines()
     taxonomy = load_taxonomy()
-    # m1 starts at reference turn 25, m2 at 17 (pinned above): the prompt is the runner's own, with the
-    # reference's first turns as the conversation so far; the target the next five human turns
+    # m1 starts at reference turn 25, m2 at 17 (pinned above): the prompt is the runner's own (by default with
+    # the repetition countermeasure: copy the last 5 turns first), with the reference's first turns as the
+    # conversation so far; the target the copy of the 5 turns before the start, then the next five human turns
     expected = []
     for row, start in zip(ROWS, (25, 17)):
-        prompt = simulation_prompt(row, row["reference"][:start], 5, "vanilla", taxonomy)
+        prompt = simulation_prompt(row, row["reference"][:start], 5, "vanilla", taxonomy, copied=5)
         expected.append(json.dumps({"messages": [*prompt, {"role": "assistant",
-                                                           "content": _target(start, 5, row["conversation_id"])}]},
+                                                           "content": _target(start - 5, 10, row["conversation_id"])}]},
                                    ensure_ascii=False))
     assert lines == expected
-    user = json.loads(lines[0])["messages"][0]["content"]
+    system, user = (m["content"] for m in json.loads(lines[0])["messages"][:2])
+    assert "copying the 5 most recent turns" in system
     assert "Ann: r24 on m1" in user and "r25 on m1" not in user  # the so-far ends just before the target
     signature = json.loads((tmp_path / "sft" / "train.jsonl.convbench.json").read_text())
     assert signature["kind"] == "cocoeval-sft" and signature["examples"] == 2 and signature["split"] == "train"
     assert signature["turns_per_call"] == 5 and signature["seed"] == 0 and signature["prompt"] == "vanilla"
     assert signature["targets_with_unlisted_speakers"] == {"count": 0, "ids": []}
+    assert signature["repetition_countermeasure"] == {"copied_turns": 5}
+    # the ablation's export: no copy asked for, none in the target
+    plain = tmp_path / "sft" / "plain.jsonl"
+    assert main(["export", "cocoeval-sft", "--turns-per-call", "5", "--out", str(plain), "--dataset", str(tiny_built),
+                 "--config", "tiny", "--no-repetition-countermeasure"]) == 0
+    first = json.loads(plain.read_text(encoding="utf-8").splitlines()[0])["messages"]
+    assert first[:2] == simulation_prompt(ROWS[0], ROWS[0]["reference"][:25], 5, "vanilla", taxonomy)
+    assert first[2]["content"] == _target(25, 5, "m1")
+    assert json.loads((tmp_path / "sft" / "plain.jsonl.convbench.json").read_text())["repetition_countermeasure"] is None
 
 
 def test_targets_naming_unlisted_speakers_are_kept_and_counted() -> None:
@@ -89,7 +100,8 @@ def test_targets_naming_unlisted_speakers_are_kept_and_counted() -> None:
     row = _row("m3", 30)
     row["reference"][0] = {"speaker": "Carol", "utterance": "a question from the floor"}
     assert unlisted_speakers([row, *ROWS], 30) == ["tiny/m3/30"]
-    assert sft_examples([row], 30)[0]["messages"][-1]["content"].startswith("Carol: a question from the floor\nBob: r1")
+    assert sft_examples([row], 30, repetition_countermeasure=False)[0]["messages"][-1]["content"].startswith(
+        "Carol: a question from the floor\nBob: r1")
     assert start_turn("tiny/m3/30", 5) == 12 and unlisted_speakers([row], 5) == []
 
 
@@ -102,20 +114,23 @@ def test_a_participant_named_with_a_parenthesis_is_listed() -> None:
     row["metadata"]["participants"] = ["Ann", "Bob", van_bynen]
     row["reference"][0] = {"speaker": van_bynen, "utterance": "Thank you, Mr. Chair."}
     assert unlisted_speakers([row], 30) == []
-    turns, problem = parse_turns(sft_examples([row], 30)[0]["messages"][-1]["content"], speakers(row), 30)
+    target = sft_examples([row], 30, repetition_countermeasure=False)[0]["messages"][-1]["content"]
+    turns, problem, _ = parse_turns(target, speakers(row), 30)
     assert problem is None and turns[0] == {"speaker": "Mr. Tony Van Bynen", "utterance": "Thank you, Mr. Chair."}
     row["reference"][1] = {"speaker": "Mr. Tony Van", "utterance": "a label the parser does not read as his"}
     assert unlisted_speakers([row], 30) == ["tiny/m4/30"]
 
 
 def test_thirty_turns_target_the_whole_reference_and_parse_back() -> None:
-    # the target is in the simulator's format: the runner's parser reads back exactly the human turns
+    # the target is in the simulator's format: the runner's parser reads back exactly the human turns, the
+    # copy of the history's last 5 turns (h25..h29) removed as from a simulated reply
     for row, example in zip(ROWS, sft_examples(ROWS, 30)):
-        user, assistant = example["messages"]
-        assert assistant == {"role": "assistant", "content": _target(0, 30, row["conversation_id"])}
-        assert [user] == simulation_prompt(row, [], 30, "vanilla", load_taxonomy())  # nothing simulated yet
-        turns, problem = parse_turns(assistant["content"], speakers(row), 30)
-        assert problem is None and turns == row["reference"]
+        system, user, assistant = example["messages"]
+        copy = "\n".join(f"{t['speaker']}: {t['utterance']}" for t in row["history"][-5:])
+        assert assistant == {"role": "assistant", "content": copy + "\n" + _target(0, 30, row["conversation_id"])}
+        assert [system, user] == simulation_prompt(row, [], 30, "vanilla", load_taxonomy(), copied=5)  # nothing simulated yet
+        turns, problem, extra = parse_continuation(assistant["content"], row, [], 30, copied=5)
+        assert problem is None and extra == 0 and turns == row["reference"]
 
 
 def test_format_is_what_fine_tuning_tools_read(tiny_built: Path, tmp_path: Path) -> None:
@@ -125,9 +140,9 @@ def test_format_is_what_fine_tuning_tools_read(tiny_built: Path, tmp_path: Path)
         # OpenAI's chat fine-tuning format: only "messages", each a role and a non-empty content, ending
         # with the assistant's target
         assert list(example) == ["messages"]
-        assert [m["role"] for m in example["messages"]] == ["user", "assistant"]
+        assert [m["role"] for m in example["messages"]] == ["system", "user", "assistant"]
         assert all(set(m) == {"role", "content"} and m["content"].strip() for m in example["messages"])
-        assert len(parse_turns(example["messages"][-1]["content"], ["Ann", "Bob"], 5)[0]) == 1
+        assert len(parse_turns(example["messages"][-1]["content"], ["Ann", "Bob"], 7)[0]) == 6  # 5 copied + 1
     # TRL's SFTTrainer reads a "messages" column of {role, content} through datasets and a chat template
     import datasets
 
@@ -140,7 +155,8 @@ def test_format_is_what_fine_tuning_tools_read(tiny_built: Path, tmp_path: Path)
 
     tokenizer = AutoTokenizer.from_pretrained(build_tiny_lm(tmp_path / "lm"))
     text = tokenizer.apply_chat_template(loaded[0]["messages"], tokenize=False)
-    assert text.startswith("<|user|> You") and text.endswith(f"<|assistant|> {_target(14, 1, 'm1')} <|end|> ")
+    # m1 starts at reference turn 14 (pinned above): the copy of r9..r13, then r14
+    assert text.startswith("<|system|> You simulate") and text.endswith(f"<|assistant|> {_target(9, 6, 'm1')} <|end|> ")
 
 
 def test_seeded_exports_are_byte_identical_and_replace_only_their_own(tiny_built: Path, tmp_path: Path) -> None:

@@ -17,7 +17,8 @@ ROW = {"metadata": {"setting": "a meeting", "participants": ["Ann (chair)", "Bo"
        "summary": "", "history": [{"speaker": "Ann", "utterance": "Hello."}, {"speaker": "Bo", "utterance": "Hi."}]}
 STRANGER = "speaker(s) not among the participants: Zed"
 PROSE = "no line of the form 'Speaker: utterance'"
-RESULT_KEYS = {"turns", "problems", "complete", "replies", "finish_reasons", "persisting", "error", "cut", "cut_failure"}
+RESULT_KEYS = {"turns", "problems", "complete", "replies", "finish_reasons", "persisting", "error", "cut", "cut_failure",
+               "extra_turns"}
 
 
 def lines(first: int, count: int) -> str:
@@ -35,10 +36,11 @@ def test_a_clean_instance_reaches_30_turns_in_6_requests() -> None:
         assert sim.next_request() is request  # asked again before a reply: the same request (the same cache key)
         asked.append(request)
         sim.take(lines(5 * (len(asked) - 1), 5), "stop")
-    # 30 turns / 5 per call = 6 requests, each for 5 turns at the ordinary limit, no repair message
+    # 30 turns / 5 per call = 6 requests, each for 5 turns at the ordinary limit: a system and a user
+    # message, no repair
     assert len(asked) == 6
-    assert [(r.turns, r.max_new_tokens, r.cut_retry, len(r.messages)) for r in asked] == [(5, 1280, False, 1)] * 6
-    assert "Ann: turn 4." not in asked[0].messages[0]["content"] and "Ann: turn 4." in asked[1].messages[0]["content"]
+    assert [(r.turns, r.max_new_tokens, r.cut_retry, len(r.messages)) for r in asked] == [(5, 1280, False, 2)] * 6
+    assert "Ann: turn 4." not in asked[0].messages[1]["content"] and "Ann: turn 4." in asked[1].messages[1]["content"]
     result = sim.result()
     assert result["complete"] and [t["utterance"] for t in result["turns"]] == [f"turn {k}." for k in range(30)]
     assert result["replies"] == [lines(5 * k, 5) for k in range(6)] and result["finish_reasons"] == ["stop"] * 6
@@ -61,11 +63,13 @@ def test_a_problem_is_shown_back_then_repaired() -> None:
     sim = instance(max_repairs=1)
     sim.take("Zed: Who am I?\nAnn: Fine.", "stop")
     repair = sim.next_request()
-    # the stranger's reply is not used (a repair is left): still 0 turns, 5 asked, the problem shown back
-    assert repair.turns == 5 and len(repair.messages) == 2 and STRANGER in repair.messages[1]["content"]
+    # the stranger's reply is not used (a repair is left): still 0 turns, 5 asked; the rejected reply is shown
+    # back as the model's own message, then the problem
+    assert repair.turns == 5 and [m["role"] for m in repair.messages] == ["system", "user", "assistant", "user"]
+    assert repair.messages[2]["content"] == "Zed: Who am I?\nAnn: Fine." and STRANGER in repair.messages[3]["content"]
     sim.take(lines(0, 5), "stop")
     after = sim.next_request()
-    assert len(after.messages) == 1 and "Ann: turn 4." in after.messages[0]["content"]
+    assert len(after.messages) == 2 and "Ann: turn 4." in after.messages[1]["content"]
     result = sim.result()
     assert len(result["turns"]) == 5 and result["problems"] == [STRANGER] and result["persisting"] == 0
     assert len(result["replies"]) == 2
@@ -79,7 +83,7 @@ def test_a_persisting_problem_keeps_the_usable_turns() -> None:
     assert [t["utterance"] for t in result["turns"]] == ["Sure."]
     assert result["problems"] == [STRANGER, STRANGER] and result["persisting"] == 1 and not result["complete"]
     following = sim.next_request()
-    assert following is not None and len(following.messages) == 1  # repairs start over: no problem shown
+    assert following is not None and len(following.messages) == 2  # repairs start over: no problem shown
     # max_repairs 0: the first problem already persists
     sim = instance(max_repairs=0)
     sim.take("Zed: Who am I?\nAnn: Fine.", "stop")
@@ -140,10 +144,19 @@ def test_two_cuts_stop_the_instance() -> None:
     assert sim.result()["cut"] == 1
 
 
+def test_turns_beyond_those_asked_for_are_counted_not_used() -> None:
+    sim = instance()
+    sim.take(lines(0, 7), "stop")  # 7 turns for 5 asked: turns 0-4 kept, 2 counted
+    sim.take(lines(5, 5), "stop")
+    result = sim.result()
+    assert [t["utterance"] for t in result["turns"]] == [f"turn {k}." for k in range(10)]
+    assert result["extra_turns"] == 2 and result["problems"] == []
+
+
 def test_result_shape_and_no_reply_after_the_end() -> None:
     sim = instance(turns_per_call=30)
     assert sim.result() == {"turns": [], "problems": [], "complete": False, "replies": [], "finish_reasons": [],
-                            "persisting": 0, "error": None, "cut": 0, "cut_failure": None}
+                            "persisting": 0, "error": None, "cut": 0, "cut_failure": None, "extra_turns": 0}
     sim.take(lines(0, 30), "stop")  # 30 turns per call: one request
     assert set(sim.result()) == RESULT_KEYS and sim.result()["complete"]
     with pytest.raises(ValueError, match="finished"):

@@ -8,7 +8,6 @@ and to ``run_cocoeval``: the records and the numbers must be the same.
 from __future__ import annotations
 
 import json
-import re
 from pathlib import Path
 
 import pytest
@@ -23,22 +22,30 @@ from convbench_datasets.cocoeval.run import run_cocoeval  # noqa: E402
 from convbench_datasets.runner.backends import Generation  # noqa: E402
 from convbench_datasets.runner.backends.openai_compat import reply_error  # noqa: E402
 from tests.integrations.inspect_support import ScriptedBackend, inspect_model, pick, reported, run_inspect  # noqa: E402
+from tests.support.cocoeval_script import answer as reply, asked, first_speaker, is_simulation, user_text  # noqa: E402
 
 CONFIG, LIMIT = "qmsum_committee", 4
 
 
+def repairing(messages: list[dict[str, str]]) -> bool:
+    return messages[-1]["content"].startswith("Your previous answer could not be used")
+
+
 def simulator(messages: list[dict[str, str]]) -> str:
-    """The next turns, all by the history's first speaker; a stranger opens some first tries."""
-    text = messages[0]["content"]
-    wanted = int(re.search(r"Write the next (\d+) turns", text).group(1))
-    speaker = text.split("The conversation so far:\n")[1].split(":")[0]
-    first = "Stranger" if len(messages) == 1 and pick(text, "ab") == "a" else speaker
-    return "\n".join(f"{first if k == 0 else speaker}: simulated line {k} of {len(text)}" for k in range(wanted))
+    """The next turns, all by the history's first speaker (after the copy of the last turns the
+    countermeasure asks for); a stranger opens some first tries."""
+    text = user_text(messages)
+    speaker = first_speaker(messages)
+    first = "Stranger" if not repairing(messages) and pick(text, "ab") == "a" else speaker
+    return reply(messages, [f"{first if k == 0 else speaker}: simulated line {k} of {len(text)}"
+                            for k in range(asked(messages).wanted)])
 
 
 def judge(messages: list[dict[str, str]]) -> str:
-    text = messages[0]["content"]
-    if len(messages) == 1 and pick(text, "abc") == "a":
+    text = user_text(messages)
+    if repairing(messages):  # the rejected answer is shown back as the judge's own message, before the problem
+        assert messages[-2] == {"role": "assistant", "content": "The participants seem fine."}, messages
+    if not repairing(messages) and pick(text, "abc") == "a":
         return "The participants seem fine."  # no JSON: repaired once
     if "annotate conversations" in text:
         simulated = "simulated line" in text
@@ -79,8 +86,9 @@ def test_inspect_reports_convbench_numbers(cocoeval_built: Path, tmp_path: Path)
 
 def test_cut_replies_are_asked_again_then_counted(cocoeval_built: Path, tmp_path: Path) -> None:
     def cut(messages: list[dict[str, str]], max_tokens: int) -> bool:
-        # cut at 30 turns' limit (7,680 tokens) always; at twice that only for half the instances
-        return max_tokens <= 7680 or pick(messages[0]["content"][:400], "ab") == "a"
+        # cut at 30 turns' limit (with the 5 copied: 256 * 35 = 8,960 tokens) always; at twice that only for
+        # half the instances
+        return max_tokens <= 8960 or pick(user_text(messages)[:400], "ab") == "a"
 
     log = run_inspect(cocoeval(config=CONFIG, dataset=str(cocoeval_built), turns_per_call=30, n_bootstrap=0),
                       inspect_model(simulator, cut=cut), tmp_path / "logs", grader=inspect_model(judge, "mockllm/judge"),
@@ -107,8 +115,8 @@ def test_a_reply_that_is_no_answer_is_the_instance_s_error(cocoeval_built: Path,
     # the same replies as per-row errors from a backend applying its OpenAI-compatible backend's rule
     # (reply_error); inspect's mock models give them as replies stopped by the filter.
     def withheld(messages: list[dict[str, str]]) -> bool:
-        text = messages[0]["content"]
-        return pick(text[:400], "ab") == "a" if "Write the next" in text else pick(text, "abcdefghijkl") == "a"
+        text = user_text(messages)
+        return pick(text[:400], "ab") == "a" if is_simulation(messages) else pick(text, "abcdefghijkl") == "a"
 
     def answer(script):  # type: ignore[no-untyped-def]
         return lambda messages: "" if withheld(messages) else script(messages)

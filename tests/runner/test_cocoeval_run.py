@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-import re
 from collections.abc import Iterator, Sequence
 from pathlib import Path
 
@@ -11,27 +10,35 @@ import pytest
 
 from convbench_datasets.runner import Backend, Generation, GenerationParams
 from convbench_datasets.cocoeval.run import run_cocoeval
+from tests.support.cocoeval_script import answer as simulated_reply
+from tests.support.cocoeval_script import asked, first_speaker, is_simulation, user_text
 
 
 class Scripted(Backend):
-    """Simulates with the history's first speaker; judges with fixed JSON; errs once where told to."""
+    """Simulates with the history's first speaker (copying the last turns first when asked to, as the
+    repetition countermeasure has it by default); judges with fixed JSON; errs once where told to.
+    ``params``: (token limit, presence penalty) of every simulation request."""
 
     kind, model = "stub", "scripted"
 
     def __init__(self) -> None:
         self.calls = 0
+        self.params: set[tuple[int, float | None]] = set()
 
     def generate(self, prompts: Sequence[list[dict]], params: GenerationParams) -> Iterator[tuple[int, Generation]]:
         for i, messages in enumerate(prompts):
             self.calls += 1
-            text = messages[0]["content"]
-            repaired = len(messages) > 1
-            if "Write the next" in text:
-                wanted = int(re.search(r"Write the next (\d+) turns", text).group(1))
-                speaker = text.split("The conversation so far:\n")[1].split(":")[0]
+            text = user_text(messages)
+            repaired = messages[-1]["content"].startswith("Your previous answer could not be used")
+            if repaired:  # the rejected reply is shown back as the model's own message, before the problem
+                rejected = messages[-2]
+                assert rejected["role"] == "assistant" and rejected["content"], messages
+            if is_simulation(messages):
+                self.params.add((params.max_new_tokens, params.presence_penalty))
+                speaker = first_speaker(messages)
                 first = "Stranger" if not repaired and "Stranger" not in text and len(text) % 2 else speaker
-                lines = [f"{first if k == 0 else speaker}: simulated line {k}" for k in range(wanted)]
-                yield i, Generation("\n".join(lines))
+                lines = [f"{first if k == 0 else speaker}: simulated line {k}" for k in range(asked(messages).wanted)]
+                yield i, Generation(simulated_reply(messages, lines))
             elif "annotate conversations" in text:
                 human = "simulated line" not in text
                 answer = {"Repetition": [1, 2], "Off Topic": [5]} if human else {"Repetition": [3]}
@@ -116,7 +123,7 @@ class Refusing(Scripted):
     def generate(self, prompts: Sequence[list[dict]], params: GenerationParams) -> Iterator[tuple[int, Generation]]:
         answers = dict(super().generate(prompts, params))
         for i, messages in enumerate(prompts):
-            if self.marker in messages[0]["content"]:
+            if self.marker in user_text(messages):
                 yield i, Generation("", error="refused for this row: HTTP 400 from test: too long", permanent=True)
             else:
                 yield i, answers[i]
@@ -150,7 +157,7 @@ class Cutting(Scripted):
 
     def generate(self, prompts: Sequence[list[dict]], params: GenerationParams) -> Iterator[tuple[int, Generation]]:
         for i, answer in super().generate(prompts, params):
-            if "Write the next" in prompts[i][0]["content"]:
+            if is_simulation(prompts[i]):
                 self.limits.append(params.max_new_tokens)
                 if params.max_new_tokens < self.enough:
                     answer = Generation(answer.text + " CUT-MID", finish_reason="length")
@@ -158,15 +165,16 @@ class Cutting(Scripted):
 
 
 def test_a_cut_reply_is_asked_again_with_twice_the_limit(cocoeval_built: Path, tmp_path: Path) -> None:
-    model = Cutting(enough=2000)
+    model = Cutting(enough=4000)
     run = run_cocoeval(model=model, judge=Scripted(), out=tmp_path / "run", config="qmsum_committee", limit=2,
                        dataset=cocoeval_built, cache=tmp_path / "c.sqlite", n_bootstrap=20, progress=False)
-    # 5 turns per call: limit max(1024, 256 * 5) = 1280, cut; asked again at 2 * 1280 = 2560, complete.
+    # 5 turns per call and 5 copied (the countermeasure, by default): limit max(1024, 256 * 10) = 2560, cut;
+    # asked again at 2 * 2560 = 5120, complete.
     # Before: the cut reply's complete turns were kept and no reply was asked again.
-    assert sorted(set(model.limits)) == [1280, 2560]
+    assert sorted(set(model.limits)) == [2560, 5120]
     assert all(r["simulation_complete"] and len(r["simulated"]) == 30 for r in run.records)
     assert not any("CUT-MID" in t["utterance"] for r in run.records for t in r["simulated"])
-    # every request at 1280 was cut (at least 6 rounds x 2 instances; repairs add more), each recorded
+    # every request at 2560 was cut (at least 6 rounds x 2 instances; repairs add more), each recorded
     # and followed by its retry's reply
     reasons = [r["simulation_finish_reasons"] for r in run.records]
     assert run.results["simulation_cut_replies"] == sum(f.count("length") for f in reasons) >= 12
@@ -184,7 +192,7 @@ def test_a_cut_reply_is_asked_again_with_twice_the_limit(cocoeval_built: Path, t
     table = pd.read_csv(tmp_path / "report" / "tables" / "cocoeval_overall.csv")
     floor = table[table["scale"].str.startswith("mismatch noise floor")]["mean"]
     assert list(floor) == [pytest.approx(run.results["mismatch_floor"])] and run.results["mismatch_floor"] is not None
-    assert run.results["signature"]["cut_retry_max_new_tokens"] == 2560
+    assert run.results["signature"]["cut_retry_max_new_tokens"] == 5120
 
 
 def test_a_reply_cut_twice_is_a_counted_failure(cocoeval_built: Path, tmp_path: Path) -> None:
@@ -194,37 +202,17 @@ def test_a_reply_cut_twice_is_a_counted_failure(cocoeval_built: Path, tmp_path: 
     assert all(r["simulated"] == [] and not r["simulation_complete"] for r in run.records)
     assert run.results["excluded"]["simulation_cut"] == 2 and run.results["excluded"]["simulation_incomplete"] == 0
     assert run.results["simulation_cut_replies"] == 4 and run.results["n_compared"] == 0
-    assert run.records[1]["excluded"] == "simulation reply cut at the token limit (1280 tokens, then 2560)"
+    assert run.records[1]["excluded"] == "simulation reply cut at the token limit (2560 tokens, then 5120)"
 
 
-class Copying(Scripted):
-    """Scripted, but when asked to copy first, it copies the conversation's last five lines, then writes
-    the new turns; it records the presence penalty and token limit it was asked with."""
-
-    def __init__(self) -> None:
-        super().__init__()
-        self.params: set[tuple[int, float | None]] = set()
-
-    def generate(self, prompts: Sequence[list[dict]], params: GenerationParams) -> Iterator[tuple[int, Generation]]:
-        for i, messages in enumerate(prompts):
-            text = messages[0]["content"]
-            if "First copy the last" not in text:
-                yield from ((i, g) for _, g in super().generate([messages], params))
-                continue
-            self.params.add((params.max_new_tokens, params.presence_penalty))
-            wanted = int(re.search(r"then write\s+the next (\d+) turns", text).group(1))
-            history = text.split("The conversation so far:\n")[1].split("\n\n")[0].splitlines()
-            speaker = history[0].split(":")[0]
-            new = [f"{speaker}: simulated line {k}" for k in range(wanted)]
-            yield i, Generation("\n".join([*history[-5:], *new]))
-
-
-def test_the_repetition_countermeasure_copies_then_drops_the_copy(cocoeval_built: Path, tmp_path: Path) -> None:
-    model = Copying()
+def test_the_repetition_countermeasure_is_the_default_and_its_copy_is_dropped(cocoeval_built: Path,
+                                                                               tmp_path: Path) -> None:
+    # Paper, appendix C.2 (its vanilla system prompt, Table 17, and its main runs): "include the five most
+    # recent turns in the response before generating the next turn, and set presence_penalty = 2.0".
+    model = Scripted()
     run = run_cocoeval(model=model, judge=Scripted(), out=tmp_path / "run", config="qmsum_committee", limit=2,
-                       repetition_countermeasure=True, dataset=cocoeval_built, cache=tmp_path / "c.sqlite",
-                       n_bootstrap=20, progress=False)
-    # paper, appendix C.2: presence_penalty 2.0; limit 256 per turn written, 5 asked + 5 copied: 2560
+                       dataset=cocoeval_built, cache=tmp_path / "c.sqlite", n_bootstrap=20, progress=False)
+    # presence_penalty 2.0; limit 256 per turn written, 5 asked + 5 copied: 2560
     assert model.params == {(2560, 2.0)}
     signature = run.results["signature"]
     assert signature["repetition_countermeasure"] == {"copied_turns": 5, "presence_penalty": 2.0}
@@ -232,8 +220,12 @@ def test_the_repetition_countermeasure_copies_then_drops_the_copy(cocoeval_built
     # only the new turns are kept (and judged): the copied history lines never reach the continuation
     assert all(r["simulation_complete"] and len(r["simulated"]) == 30 for r in run.records)
     assert all(t["utterance"].startswith("simulated line") for r in run.records for t in r["simulated"])
-    plain = run_cocoeval(model=Scripted(), judge=Scripted(), out=tmp_path / "plain", config="qmsum_committee", limit=1,
-                         dataset=cocoeval_built, cache=tmp_path / "c.sqlite", n_bootstrap=0, progress=False)
+    # the ablation: no copy asked, no penalty, the limit for 5 turns alone (max(1024, 256 * 5))
+    plain_model = Scripted()
+    plain = run_cocoeval(model=plain_model, judge=Scripted(), out=tmp_path / "plain", config="qmsum_committee",
+                         limit=1, repetition_countermeasure=False, dataset=cocoeval_built, cache=tmp_path / "c.sqlite",
+                         n_bootstrap=0, progress=False)
+    assert plain_model.params == {(1280, None)}
     assert plain.results["signature"]["repetition_countermeasure"] is None
     assert plain.results["signature"]["generation"] == {"max_new_tokens": 1280, "temperature": 0.0}
 
@@ -259,9 +251,13 @@ def test_cli_passes_bootstrap_and_the_countermeasure(monkeypatch: pytest.MonkeyP
 
     monkeypatch.setattr(cocoeval_run, "run_cocoeval", fake)
     common = ["run", "cocoeval", "--model", "openai:m", "--judge", "openai:j", "--out", "x"]
-    assert cli.main([*common, "--bootstrap", "7", "--repetition-countermeasure"]) != 0
-    assert seen["n_bootstrap"] == 7 and seen["repetition_countermeasure"] is True and seen["max_new_tokens"] is None
-    assert cli.main(common) != 0 and seen["n_bootstrap"] == 1000 and seen["repetition_countermeasure"] is False
+    assert cli.main([*common, "--bootstrap", "7", "--no-repetition-countermeasure",
+                     "--bootstrap-unit", "source_conversation"]) != 0
+    assert seen["n_bootstrap"] == 7 and seen["repetition_countermeasure"] is False and seen["max_new_tokens"] is None
+    assert seen["bootstrap_unit"] == "source_conversation"
+    # the paper's defaults: the countermeasure on, intervals over instances, the judge limit by rule (None)
+    assert cli.main(common) != 0 and seen["n_bootstrap"] == 1000 and seen["repetition_countermeasure"] is True
+    assert seen["bootstrap_unit"] == "instance" and seen["judge_max_new_tokens"] is None
     seen.clear()
     assert cli.main(["run", "nc", "--model", "openai:m", "--judge", "openai:j", "--out", "x", "--bootstrap", "7"]) != 0
     assert not seen

@@ -199,11 +199,12 @@ def test_cocoeval_shards_merge_when_one_shard_compares_nothing(cocoeval_built: P
     # shards are one run's and merge; the merged run counts all 4 instances (n) and the 2 compared
     from convbench_datasets.runner import Generation
     from tests.runner.test_cocoeval_run import Scripted
+    from tests.support.cocoeval_script import is_simulation
 
     class Prose(Scripted):  # the same model identity, writing prose instead of turns
         def generate(self, prompts, params):  # type: ignore[no-untyped-def]
             for i, generation in super().generate(prompts, params):
-                yield i, Generation("They talked." if "Write the next" in prompts[i][0]["content"] else generation.text)
+                yield i, Generation("They talked." if is_simulation(prompts[i]) else generation.text)
 
     options = {"config": "qmsum_committee", "limit": 4, "dataset": cocoeval_built, "n_bootstrap": 10, "progress": False}
     first = run_cocoeval(model=Scripted(), judge=Scripted(), out=tmp_path / "s1", shard=(1, 2),

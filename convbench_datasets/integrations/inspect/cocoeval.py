@@ -47,9 +47,13 @@ from ...cocoeval.simulation import (
 from ...cocoeval.simulation_loop import CUT_RETRY_FACTOR, InstanceSimulation
 from ...cocoeval.taxonomy import Behaviour, load_taxonomy
 from ...cocoeval.run import (
+    BOOTSTRAP_UNITS,
+    JUDGE_MAX_NEW_TOKENS,
+    REASONING_JUDGE_MAX_NEW_TOKENS,
     TOKENS_PER_TURN,
     TURNS_PER_CALL,
     _record,
+    judge_token_limit,
     read_rows as _rows,
     _sha,
     score_records,
@@ -90,9 +94,10 @@ def cocoeval(
     taxonomy: str | None = None,
     max_tokens: int | None = None,
     tokens_per_turn: int = TOKENS_PER_TURN,
-    repetition_countermeasure: bool = False,
-    judge_max_tokens: int = 1024,
+    repetition_countermeasure: bool = True,
+    judge_max_tokens: int | None = None,
     max_repairs: int = 1,
+    bootstrap_unit: str = "instance",
     n_bootstrap: int = 1000,
     seed: int = 0,
     dataset: str | None = None,
@@ -109,9 +114,13 @@ def cocoeval(
         taxonomy: your behaviour taxonomy (YAML; default: convbench's).
         max_tokens: the simulation's token limit (default: ``tokens_per_turn`` per turn written, at least 1,024).
         tokens_per_turn: see ``max_tokens``.
-        repetition_countermeasure: the paper's appendix C.2 (copy the last 5 turns first, presence penalty 2.0).
-        judge_max_tokens: the judge's token limit.
+        repetition_countermeasure: the paper's appendix C.2 (copy the last 5 turns first, presence penalty 2.0);
+            on by default, as the paper's main runs; False is the ablation.
+        judge_max_tokens: the judge's token limit (default: 25,000 when ``judge`` names an OpenAI reasoning
+            model, ``openai/o4-mini``, else 1,024, as ``convbench run``; a reasoning grader given only by
+            ``--model-role`` is not known when the task is made: give this for it).
         max_repairs: times an unusable reply (simulation or judge) is shown back with its problem.
+        bootstrap_unit: what the intervals resample: ``instance`` (the paper's) or ``source_conversation``.
         n_bootstrap, seed: the metric's bootstrap (intervals live in the run folder ``convbench import-inspect`` writes).
         dataset: a folder ``convbench build cocoeval`` wrote (default: convbench's cached build).
         sources: the upstream mirror (default ``$CONVBENCH_SOURCES``).
@@ -122,6 +131,10 @@ def cocoeval(
         raise ValueError(f"prompt must be one of {PROMPT_STYLES}, got {prompt!r}")
     if max_repairs < 0 or n_bootstrap < 0:
         raise ValueError("max_repairs and n_bootstrap must be 0 or more")
+    if bootstrap_unit not in BOOTSTRAP_UNITS:
+        raise ValueError(f"bootstrap unit must be one of {BOOTSTRAP_UNITS}, got {bootstrap_unit!r}")
+    judge_limit = judge_max_tokens or (judge_token_limit(f"openai:{judge.split('/', 1)[1]}")
+                                       if judge and judge.startswith("openai/") else JUDGE_MAX_NEW_TOKENS)
     behaviours = load_taxonomy(taxonomy)
     rows = _rows(config, split, dataset, sources)
     copied = COPIED_TURNS if repetition_countermeasure else 0
@@ -132,12 +145,15 @@ def cocoeval(
         "taxonomy": list(groups), "taxonomy_groups": groups, "max_repairs": max_repairs,
         "generation": {"max_new_tokens": limit, "temperature": 0.0,
                        **({"presence_penalty": COPY_PRESENCE_PENALTY} if copied else {})},
-        "judge_generation": {"max_new_tokens": judge_max_tokens, "temperature": 0.0},
+        "judge_generation": {"max_new_tokens": judge_limit, "temperature": 0.0},
         "token_limit_rule": None if max_tokens else {"tokens_per_turn": tokens_per_turn, "at_least": 1024},
+        "judge_token_limit_rule": None if judge_max_tokens else {"reasoning_model": REASONING_JUDGE_MAX_NEW_TOKENS,
+                                                                 "other": JUDGE_MAX_NEW_TOKENS},
         "cut_retry_max_new_tokens": CUT_RETRY_FACTOR * limit,
         "repetition_countermeasure": {"copied_turns": copied, "presence_penalty": COPY_PRESENCE_PENALTY}
         if copied else None,
-        "templates_sha256": _sha({**templates(), "rubric": rubric()}), "n_bootstrap": n_bootstrap, "seed": seed,
+        "templates_sha256": _sha({**templates(), "rubric": rubric()}), "n_bootstrap": n_bootstrap,
+        "bootstrap_unit": bootstrap_unit, "seed": seed,
     }
     samples = [cocoeval_sample(row) for row in rows]
     return Task(
@@ -145,8 +161,8 @@ def cocoeval(
         dataset=MemoryDataset(samples, name=f"convbench/cocoeval/{config}"),
         solver=cocoeval_simulate(turns_per_call=turns_per_call, prompt=prompt, taxonomy=taxonomy, max_tokens=limit,
                                  copied=copied, max_repairs=max_repairs),
-        scorer=cocoeval_judge(taxonomy=taxonomy, max_tokens=judge_max_tokens, max_repairs=max_repairs,
-                              n_bootstrap=n_bootstrap, seed=seed),
+        scorer=cocoeval_judge(taxonomy=taxonomy, max_tokens=judge_limit, max_repairs=max_repairs,
+                              n_bootstrap=n_bootstrap, seed=seed, bootstrap_unit=bootstrap_unit),
         model_roles=judge_roles(judge),  # type: ignore[arg-type]
         metadata=task_metadata(BENCHMARK, rows, [str(s.id) for s in samples], **settings),
     )
@@ -154,7 +170,8 @@ def cocoeval(
 
 @solver
 def cocoeval_simulate(turns_per_call: int = 5, prompt: str = "vanilla", taxonomy: str | None = None,
-                      max_tokens: int = 1280, copied: int = 0, max_repairs: int = 1) -> Solver:
+                      max_tokens: int = simulation_token_limit(5, COPIED_TURNS), copied: int = COPIED_TURNS,
+                      max_repairs: int = 1) -> Solver:
     """Simulate the 30 turns after the history, ``turns_per_call`` per model call, as ``convbench run cocoeval``.
 
     The simulation (turns, replies, problems, cut replies) is kept in the sample's store under
@@ -192,7 +209,7 @@ async def _simulate(model: Model, simulation: InstanceSimulation, config: Genera
 def failed_simulation(error: str) -> dict[str, Any]:
     """The simulation outcome of an instance that has none (``error``), in ``cocoeval.run.simulate``'s shape."""
     return {"turns": [], "problems": [], "complete": False, "replies": [], "finish_reasons": [], "persisting": 0,
-            "error": error, "cut": 0, "cut_failure": None}
+            "error": error, "cut": 0, "cut_failure": None, "extra_turns": 0}
 
 
 @metric(scores="unreduced")
@@ -212,7 +229,7 @@ def _epoch_scores(scores: list[SampleScore]) -> dict[str, float | None]:
     scored = [s.score.metadata or {} for s in scores]
     options = scored[0]["options"]
     results = score_records([m["record"] for m in scored], options["taxonomy"], options["n_bootstrap"],
-                            options["seed"], options["taxonomy_groups"])
+                            options["seed"], options["taxonomy_groups"], options.get("bootstrap_unit", "instance"))
     flat: dict[str, float | None] = {"n": results["n"], "n_compared": results["n_compared"],
                                      "errors": results["errors"]}
     if results["n_compared"]:
@@ -225,8 +242,8 @@ def _epoch_scores(scores: list[SampleScore]) -> dict[str, float | None]:
 
 
 @scorer(metrics=[behavior_frequency()])
-def cocoeval_judge(taxonomy: str | None = None, max_tokens: int = 1024, max_repairs: int = 1,
-                   n_bootstrap: int = 1000, seed: int = 0) -> Scorer:
+def cocoeval_judge(taxonomy: str | None = None, max_tokens: int = JUDGE_MAX_NEW_TOKENS, max_repairs: int = 1,
+                   n_bootstrap: int = 1000, seed: int = 0, bootstrap_unit: str = "instance") -> Scorer:
     """Judge behaviours and 1-10 ratings of the simulated (when complete) and the human continuation.
 
     The score's value is the number of flagged turns per side (None for a side not judged); its
@@ -234,7 +251,8 @@ def cocoeval_judge(taxonomy: str | None = None, max_tokens: int = 1024, max_repa
     """
     behaviours = load_taxonomy(taxonomy)
     groups = {b.name: b.group for b in behaviours}
-    options = {"taxonomy": list(groups), "taxonomy_groups": groups, "n_bootstrap": n_bootstrap, "seed": seed}
+    options = {"taxonomy": list(groups), "taxonomy_groups": groups, "n_bootstrap": n_bootstrap, "seed": seed,
+               "bootstrap_unit": bootstrap_unit}
 
     async def score(state: TaskState, target: Target) -> Score:
         row = state.metadata
@@ -267,8 +285,9 @@ async def _judge(judge: Model, kind: str, row: Mapping[str, Any], turns: Sequenc
     """One judgement with the runner's repair round: an unusable answer is asked again with its problem;
     a reply that is no answer (``output_error``) is the judgement's error."""
     problem: str | None = None
+    rejected: str | None = None
     for attempt in range(max_repairs + 1):
-        answer = await judge.generate(chat_messages(judge_prompt(kind, row, turns, behaviours, problem)),
+        answer = await judge.generate(chat_messages(judge_prompt(kind, row, turns, behaviours, problem, rejected)),
                                       config=greedy(max_tokens))
         error = output_error(answer)
         if error is not None:  # no answer to repair: the error is the outcome (as the runner's judge_all)
@@ -277,6 +296,7 @@ async def _judge(judge: Model, kind: str, row: Mapping[str, Any], turns: Sequenc
                            else parse_overall(answer.completion))
         if parsed is not None or attempt == max_repairs:
             return {"raw": answer.completion, "parsed": parsed, "problem": problem}
+        rejected = answer.completion
     raise AssertionError("unreachable: the last attempt always returns")
 
 
