@@ -113,15 +113,23 @@ def _behaviour_bars(frame: Any, behaviours: list[str], order: list[str]) -> tupl
     return pivot, errors
 
 
+COCOEVAL_TITLE = "Behaviour frequency per continuation, all sources (as the CoCoEval paper's Figure 3; 95% intervals)"
+COCOEVAL_SOURCE_TITLE = ("Behaviour frequency per continuation and source (the CoCoEval paper's Table 11 as bars; "
+                         f"95% intervals; {MISSING}: no rows)")
+
+
 def cocoeval_figure(frame: Any) -> Any:
+    """The CoCoEval paper's Figure 3, from :func:`~.tables.cocoeval_table`: per behaviour type, the mean
+    over all sources of the human continuations and of each model's, 95% whiskers."""
     pivot, errors = _behaviour_bars(frame, list(dict.fromkeys(frame["behaviour"])), list(dict.fromkeys(frame["who"])))
-    return grouped_bars(pivot, "Behaviour frequency per continuation (95% intervals)", "mean occurrences", errors)
+    return grouped_bars(pivot, COCOEVAL_TITLE, "mean occurrences", errors)
 
 
 def cocoeval_source_figure(frame: Any) -> Any:
-    """The CoCoEval paper's Figure 3 layout, from :func:`~.tables.cocoeval_source_table`: one panel per
-    source (one shared behaviour axis), the human and each model side by side, 95% whiskers. A model
-    with no rows of a source gets ``n/a`` there, not 0 bars."""
+    """The CoCoEval paper's per-source results (its Table 11; its Figure 3 averages over all sources) as
+    bars, from :func:`~.tables.cocoeval_source_table`: one panel per source (one shared behaviour axis),
+    the human and each model side by side, 95% whiskers. A model with no rows of a source gets ``n/a``
+    there, not 0 bars."""
     sources, order = list(dict.fromkeys(frame["source"])), list(dict.fromkeys(frame["who"]))
     behaviours = list(dict.fromkeys(frame["behaviour"]))
     colours = {who: f"C{k}" for k, who in enumerate(order)}
@@ -133,6 +141,6 @@ def cocoeval_source_figure(frame: Any) -> Any:
         ax.set_title(source, fontsize=9)
         ax.set_xlabel("mean occurrences", fontsize=8)
     fig.legend(handles=handles, fontsize=8, loc="lower center", ncol=min(len(order), 4))
-    fig.suptitle(f"Behaviour frequency per continuation and source (95% intervals; {MISSING}: no rows)")
+    fig.suptitle(COCOEVAL_SOURCE_TITLE)
     fig.tight_layout(rect=(0, 0.06 + 0.03 * (len(order) // 5), 1, 1))  # room for the legend below
     return fig

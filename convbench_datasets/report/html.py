@@ -7,8 +7,9 @@ note when a run's setup differs from the paper's, the repeat baseline's judge sa
 90%), a per-pattern bar chart, per-task accuracy, the top failure labels pooled over the runs beside the
 paper's Table 5 and per run, and paired comparisons of the first run with each other one (differences
 that are not significant at 5% are marked "n.s."); NICO's metric tables; CoCoEval's grouped behaviour
-frequencies with interval whiskers, overall and per source (the paper's Figure 3 layout), the overall
-ratings in its Table 4 layout and the mismatch; and every run's signature.
+frequencies with interval whiskers, over all sources (the paper's Figure 3) and per source (its Table 11
+as bars), the overall ratings in its Table 4 layout and the mismatch, with a note for each run whose
+setup departs from the paper's; and every run's signature.
 """
 
 from __future__ import annotations
@@ -29,7 +30,8 @@ from ..scoring.paired import compare_nc_runs
 from .figures import MISSING, cocoeval_figure, cocoeval_source_figure, nc_figure
 from .judges import judge_tables
 from .runs import Run, load_runs
-from .tables import (OVERALL, PAPER_MARK, cocoeval_ratings_table, cocoeval_source_table, cocoeval_table, nc_failures,
+from .tables import (OVERALL, PAPER_MARK, cocoeval_paper_differences, cocoeval_ratings_table, cocoeval_source_table,
+                     cocoeval_table, nc_failures,
                      nc_judge_sanity, nc_paper_differences, nc_pooled_failures, nc_set_tables, nc_table, nc_task_table, nico_table, paper_legend)
 
 _STYLE = """
@@ -204,13 +206,19 @@ def _cocoeval_section(runs: list[Run], out: Path) -> list[str]:
     frame = cocoeval_table(runs)
     _save_table(frame, out / "tables", "cocoeval_frequencies")
     parts = ["<h2>CoCoEvalBench</h2>"]
+    for run in runs:
+        differences = cocoeval_paper_differences(run)
+        if differences:
+            parts.append(f"<p class='warning not-paper-setup'>{html.escape(run.name)}: not the paper's setup "
+                         f"({html.escape('; '.join(differences))}).</p>")
     if len(frame):
-        parts.append(f"<img alt='Behaviour frequencies' src='{_save_figure(cocoeval_figure(frame), out / 'figures', 'cocoeval_behaviours')}'>")
+        figure = _save_figure(cocoeval_figure(frame), out / "figures", "cocoeval_behaviours")
+        parts.append(f"<h3>All sources (the paper's Figure 3)</h3><img alt='Behaviour frequencies' src='{figure}'>")
     by_source = cocoeval_source_table(runs)
     if len(by_source):
         _save_table(by_source, out / "tables", "cocoeval_frequencies_per_source")
         figure = _save_figure(cocoeval_source_figure(by_source), out / "figures", "cocoeval_behaviours_per_source")
-        parts.append(f"<h3>Per source (the paper's Figure 3 layout)</h3><img alt='Behaviour frequencies per source' "
+        parts.append(f"<h3>Per source (the paper's Table 11, as bars)</h3><img alt='Behaviour frequencies per source' "
                      f"src='{figure}'>")
     ratings = cocoeval_ratings_table(runs)
     if len(ratings):

@@ -11,9 +11,11 @@
 - :func:`nc_judge_sanity`: the repeat baseline's ``labelled_repeat`` per run that has it;
 - :func:`nc_paper_differences`: how a run's setup differs from the paper's (then not directly comparable);
 - :func:`nico_table`: NICO scores per (task, metric), one column per model (and per interaction type);
-- :func:`cocoeval_table`: per behaviour type, the human mean and each model's mean with intervals;
-- :func:`cocoeval_source_table`: the same per source (the CoCoEval paper's Figure 3 data);
-- :func:`cocoeval_ratings_table`: models as rows, then humans, mean 1-10 ratings with 95% intervals (its Table 4).
+- :func:`cocoeval_table`: per behaviour type, the human mean and each model's mean with intervals, over
+  all sources (the CoCoEval paper's Figure 3 data);
+- :func:`cocoeval_source_table`: the same per source (its Table 11 data);
+- :func:`cocoeval_ratings_table`: models as rows, then humans, mean 1-10 ratings with 95% intervals (its Table 4);
+- :func:`cocoeval_paper_differences`: how a CoCoEval run's setup departs from the paper's.
 """
 
 from __future__ import annotations
@@ -276,21 +278,62 @@ def nico_table(runs: list[Run], by_interaction_type: bool = False) -> Any:
 
 
 def cocoeval_table(runs: list[Run]) -> Any:
+    """The paper's Figure 3 data: per behaviour type, the human and each run's mean occurrences per
+    continuation over all sources, with 95% intervals (long format: behaviour, who, mean, low, high).
+    One ``human`` entry per type when the runs report the same human numbers (they compared the same
+    continuations), else one per run (``human (run)``): the human series is drawn once, not once per run."""
     import pandas as pd
 
-    rows = []
-    several = len([r for r in runs if "model_mean" in r.results]) > 1
-    for run in runs:
+    scored = [r for r in runs if "model_mean" in r.results]
+    human = _human_label(scored, lambda run: {"all": (run.results["human_mean"],
+                                                      run.results.get("intervals", {}).get("human_mean"))})
+    rows: dict[tuple[str, str], dict[str, Any]] = {}
+    for run in scored:
         results = run.results
-        if "model_mean" not in results:
-            continue
         intervals = results.get("intervals", {})
-        human = f"human ({run.name})" if several else "human"  # each run's compared contexts have their own
         for name in results["model_mean"]:
-            for side, who in (("human_mean", human), ("model_mean", run.name)):
+            for side, who in (("human_mean", human(run)), ("model_mean", run.name)):
                 low, high = intervals.get(side, {}).get(name, [None, None])
-                rows.append({"behaviour": name, "who": who, "mean": results[side][name], "low": low, "high": high})
-    return pd.DataFrame(rows, columns=["behaviour", "who", "mean", "low", "high"])
+                rows.setdefault((name, who), {"behaviour": name, "who": who, "mean": results[side][name],
+                                              "low": low, "high": high})
+    return pd.DataFrame(list(rows.values()), columns=["behaviour", "who", "mean", "low", "high"])
+
+
+def cocoeval_paper_differences(run: Run) -> list[str]:
+    """How a CoCoEval run's setup departs from the paper's; empty when it follows it.
+
+    The paper judges with o4-mini, simulates with its repetition countermeasure (copy the five most
+    recent turns first, presence_penalty 2.0; its appendix C.2 and Table 17), bootstraps over its
+    conversations (one per instance) and covers the whole test split. Runs that record none of these
+    (made before they were recorded) are flagged where the setting is unknown."""
+    from ..cocoeval.run import PAPER_JUDGE, TURNS_PER_CALL
+    from ..cocoeval.simulation import COPIED_TURNS, COPY_PRESENCE_PENALTY
+
+    signature = run.signature
+    differences = []
+    judge = str(signature.get("judge") or "")
+    if PAPER_JUDGE not in judge.lower():
+        differences.append(f"judge {judge or 'not recorded'} (paper: {PAPER_JUDGE})")
+    countermeasure = signature.get("repetition_countermeasure")
+    if countermeasure != {"copied_turns": COPIED_TURNS, "presence_penalty": COPY_PRESENCE_PENALTY}:
+        differences.append("no repetition countermeasure (--no-repetition-countermeasure; paper: copy the last "
+                           f"{COPIED_TURNS} turns first, presence_penalty {COPY_PRESENCE_PENALTY})"
+                           if countermeasure is None else f"repetition countermeasure {countermeasure} (paper: "
+                           f"{COPIED_TURNS} turns, presence_penalty {COPY_PRESENCE_PENALTY})")
+    unit = signature.get("bootstrap_unit")
+    if unit != "instance":
+        differences.append(f"intervals resample {unit or 'source conversations for frequencies, instances for ratings'}"
+                           " (paper: its conversations, one per instance)")
+    if signature.get("turns_per_call") not in TURNS_PER_CALL:
+        differences.append(f"{signature.get('turns_per_call')} turns per call (paper: {', '.join(map(str, TURNS_PER_CALL))})")
+    if signature.get("split", "test") != "test":
+        differences.append(f"split {signature['split']} (paper: test)")
+    if signature.get("limit") is not None:
+        differences.append(f"only the first {signature['limit']} rows (--limit)")
+    shard = signature.get("shard")
+    if isinstance(shard, dict):
+        differences.append(f"shard {shard.get('index')}/{shard.get('count')} only (--shard)")
+    return differences
 
 
 def _human_label(runs: list[Run], values: Any) -> Any:
@@ -307,7 +350,8 @@ def _human_label(runs: list[Run], values: Any) -> Any:
 
 
 def cocoeval_source_table(runs: list[Run]) -> Any:
-    """The paper's Figure 3 data: per source and behaviour type, the human and each run's mean
+    """The paper's Table 11 data (its Figure 3 averages over all sources: :func:`cocoeval_table`): per
+    source and behaviour type, the human and each run's mean
     occurrences per continuation with 95% intervals (long format: source, behaviour, who, mean, low, high).
 
     Sources and types in the order the runs give them; a run that has no rows of a source has no entry
@@ -316,7 +360,8 @@ def cocoeval_source_table(runs: list[Run]) -> Any:
     import pandas as pd
 
     scored = [r for r in runs if r.results.get("per_source")]
-    human = _human_label(scored, lambda run: {s: t.get("human_mean") for s, t in run.results["per_source"].items()})
+    human = _human_label(scored, lambda run: {s: (t.get("human_mean"), t.get("intervals", {}).get("human_mean"))
+                                              for s, t in run.results["per_source"].items()})
     rows: dict[tuple[str, str, str], dict[str, Any]] = {}
     for run in scored:
         for source, table in run.results["per_source"].items():

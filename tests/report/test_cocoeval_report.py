@@ -1,5 +1,6 @@
-"""CoCoEval in reports: the per-source figure (the paper's Figure 3 layout) and the ratings table (its
-Table 4 layout), from hand-made run folders scored by the runner's own scoring."""
+"""CoCoEval in reports: the all-sources figure (the paper's Figure 3), the per-source figure (its Table 11
+as bars), the ratings table (its Table 4 layout) and the note on runs that depart from the paper's setup,
+from hand-made run folders scored by the runner's own scoring."""
 
 from __future__ import annotations
 
@@ -10,7 +11,8 @@ import pytest
 pytest.importorskip("matplotlib", reason="reports need the report extra")
 
 from convbench_datasets.report import cocoeval_ratings_table, cocoeval_source_table, load_runs, write_report  # noqa: E402
-from convbench_datasets.report.figures import MISSING, cocoeval_source_figure  # noqa: E402
+from convbench_datasets.report.figures import MISSING, cocoeval_figure, cocoeval_source_figure  # noqa: E402
+from convbench_datasets.report.tables import cocoeval_paper_differences, cocoeval_table  # noqa: E402
 from convbench_datasets.cocoeval.run import score_records  # noqa: E402
 from convbench_datasets.runner.run_folder import write_folder  # noqa: E402
 
@@ -19,7 +21,11 @@ NAMES = ["Repetition", "Off Topic"]
 HUMAN = {"i1": ("s1", [1, 2], [], 6, 5), "i2": ("s1", [], [3], 4, 3), "i3": ("s2", [1], [1, 2], 5, 5)}
 
 
-def _run(folder: Path, model: str, answers: dict[str, tuple], n_bootstrap: int = 0) -> Path:
+PAPER_SETUP = {"judge": "openai:o4-mini", "repetition_countermeasure": {"copied_turns": 5, "presence_penalty": 2.0},
+               "bootstrap_unit": "instance", "turns_per_call": 5, "split": "test", "limit": None}
+
+
+def _run(folder: Path, model: str, answers: dict[str, tuple], n_bootstrap: int = 0, **signature) -> Path:
     """A run folder of the instances in ``answers`` (model: Repetition turns, Off Topic turns, two ratings)."""
     records = []
     for instance, (rep, off, consistency, collaborativeness) in answers.items():
@@ -32,7 +38,8 @@ def _run(folder: Path, model: str, answers: dict[str, tuple], n_bootstrap: int =
                         "model_behaviours": {"Repetition": rep, "Off Topic": off},
                         "model_overall": {"consistency": consistency, "collaborativeness": collaborativeness}})
     results = score_records(records, NAMES, n_bootstrap, 0)
-    results["signature"] = {"benchmark": "cocoeval", "model": model, "rows": len(records), "taxonomy": NAMES}
+    results["signature"] = {"benchmark": "cocoeval", "model": model, "rows": len(records), "taxonomy": NAMES,
+                            **PAPER_SETUP, **signature}
     write_folder(folder, records, results)
     return folder
 
@@ -94,9 +101,54 @@ def test_ratings_table_in_the_papers_table_4_layout(runs: list[Path]) -> None:
 
 def test_report_page_and_files(runs: list[Path], tmp_path: Path) -> None:
     page = write_report(runs, tmp_path / "report").read_text(encoding="utf-8")
-    assert "Per source (the paper's Figure 3 layout)" in page and "(1-10; the paper's Table 4 layout)" in page
+    assert "All sources (the paper's Figure 3)" in page and "Per source (the paper's Table 11, as bars)" in page
+    assert "(1-10; the paper's Table 4 layout)" in page
+    assert "not the paper's setup" not in page  # every run has the paper's setup
     assert (tmp_path / "report" / "figures" / "cocoeval_behaviours_per_source.png").stat().st_size > 0
     lines = (tmp_path / "report" / "tables" / "cocoeval_ratings.md").read_text(encoding="utf-8").splitlines()
     assert lines[0] == ("| model | consistency | consistency low | consistency high | collaborativeness | "
                         "collaborativeness low | collaborativeness high |")
     assert lines[2] == f"| stub:a | 7.67 | {MISSING} | {MISSING} | 8.00 | {MISSING} | {MISSING} |"
+
+
+def test_the_human_series_is_drawn_once(runs: list[Path]) -> None:
+    # a and c compared the same instances, so their humans are one series (before: "human (stub:a)" and
+    # "human (stub:c)"). By hand, over i1..i3: human Repetition (2 + 0 + 1) / 3 = 1, Off Topic (0 + 1 + 2) / 3 = 1;
+    # a: Repetition (1 + 0 + 3) / 3 = 4/3, Off Topic 0; c: 0, 0.
+    frame = cocoeval_table(load_runs([runs[0], runs[2]]))
+    cells = {(r.behaviour, r.who): r.mean for r in frame.itertuples()}
+    assert cells == {("Repetition", "human"): 1.0, ("Repetition", "stub:a"): pytest.approx(4 / 3),
+                     ("Repetition", "stub:c"): 0.0, ("Off Topic", "human"): 1.0, ("Off Topic", "stub:a"): 0.0,
+                     ("Off Topic", "stub:c"): 0.0}
+    fig = cocoeval_figure(frame)
+    assert [t.get_text() for t in fig.axes[0].get_legend().get_texts()] == ["human", "stub:a", "stub:c"]
+    assert "Figure 3" in fig.axes[0].get_title() and "all sources" in fig.axes[0].get_title()
+    # b compared only i1 and i2: other humans, so one series each
+    whos = list(dict.fromkeys(cocoeval_table(load_runs(runs[:2]))["who"]))
+    assert whos == ["human (stub:a)", "stub:a", "human (stub:b)", "stub:b"]
+
+
+def test_the_per_source_figure_is_named_as_the_papers_table_11() -> None:
+    import pandas as pd
+
+    frame = pd.DataFrame([{"source": "s1", "behaviour": "Repetition", "who": "human", "mean": 1.0, "low": None,
+                           "high": None}])
+    title = cocoeval_source_figure(frame)._suptitle.get_text()
+    assert "Table 11" in title and "Figure 3" not in title
+
+
+def test_runs_that_depart_from_the_papers_setup_are_flagged(tmp_path: Path) -> None:
+    answers = {i: ([], [], 9, 9) for i in HUMAN}
+    paper = _run(tmp_path / "paper", "stub:paper", answers)
+    ablation = _run(tmp_path / "ablation", "stub:ablation", answers, repetition_countermeasure=None,
+                    bootstrap_unit="source_conversation", judge="openai:gpt-4.1")
+    loaded = load_runs([paper, ablation])
+    assert cocoeval_paper_differences(loaded[0]) == []
+    assert cocoeval_paper_differences(loaded[1]) == [
+        "judge openai:gpt-4.1 (paper: o4-mini)",
+        "no repetition countermeasure (--no-repetition-countermeasure; paper: copy the last 5 turns first, "
+        "presence_penalty 2.0)",
+        "intervals resample source_conversation (paper: its conversations, one per instance)"]
+    page = write_report([paper, ablation], tmp_path / "report").read_text(encoding="utf-8")
+    assert "stub:ablation: not the paper's setup (judge openai:gpt-4.1" in page
+    assert "stub:paper: not the paper" not in page

@@ -38,7 +38,7 @@ def test_building_figures_leaves_the_callers_backend_alone(tmp_path) -> None:
     # the backend the caller set, and no figure left open in pyplot's registry
     assert result.stdout.split() == ["svg", "0"]
     assert (tmp_path / "nc.png").stat().st_size > 0 and (tmp_path / "coco.svg").stat().st_size > 0
-    assert (tmp_path / "coco_sources.svg").stat().st_size > 0  # the per-source panels (Figure 3 layout)
+    assert (tmp_path / "coco_sources.svg").stat().st_size > 0  # the per-source panels (the paper's Table 11 as bars)
 
 
 def _bars(fig) -> list:
