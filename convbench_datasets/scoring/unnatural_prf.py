@@ -1,28 +1,36 @@
 """Finding the unnatural sentences of a dialogue: precision, recall and F1 against the annotated ones.
 
 A model's answer is read by ``unnatural_answer.read_answer`` (convbench's rules, stated there and in
-the metric card): one sentence per line, list numbering, speaker prefixes, labels, preambles and
-quotes read off, several quoted sentences on a line each a prediction, and an answer saying there are
-none (``无``, ``以上对话中没有不自然的句子。``, ``No unnatural sentences.``...) the empty set.
-Sentences match after removing whitespace, punctuation and symbols (``match="fuzzy"``: character-level
-LCS F-measure of at least ``threshold``, one gold sentence per prediction).
+the metric card): one sentence per line, list numbering, speaker prefixes, labels, preambles, notes,
+reasons and suggested rewrites and quotes read off, several quoted sentences on a line each a
+prediction, a JSON answer read as its strings (never its keys), an answer saying there are none
+(``无``, ``以上对话中没有不自然的句子。``, ``都符合人类说话习惯``, ``No unnatural sentences.``...) the
+empty set, and a refusal (``抱歉，我无法判断。``, ``I can't tell.``) no answer. Sentences match after
+removing whitespace, punctuation and symbols, and a prediction that is a stretch of the dialogue (a
+turn, or a run of its clauses) matches a gold sentence it contains (the model quoted the turn around an
+unnatural clause); ``match="fuzzy"`` instead matches by character-level LCS F-measure of at least
+``threshold``, one gold sentence per prediction.
 
 Per dialogue: both sets empty gives P = R = 1; exactly one empty gives P = R = 0; otherwise
-P = matched / predicted and R = matched / gold. P and R are averaged over dialogues and F1 is the
-harmonic mean of those averages, over all dialogues and over those that contain unnatural sentences
-(``*_containing``), in percent; ``*_containing`` is None when no dialogue contains any (there is nothing
-to average, and 0 would read as a failing model). A model that always answers "none" scores exactly
-the share of dialogues without unnatural sentences, and 0 on the others.
+P = predictions that match a gold sentence / predictions and R = gold sentences matched / gold. P and R
+are averaged over dialogues and F1 is the harmonic mean of those averages, over all dialogues and over
+those that contain unnatural sentences (``*_containing``), in percent; ``*_containing`` is None when no
+dialogue contains any (there is nothing to average, and 0 would read as a failing model). A model that
+always answers "none" scores exactly the share of dialogues without unnatural sentences, and 0 on the
+others.
 
 An answer with no predicted sentence that does not say "none" either is scored two ways: a blank
 answer is the empty set (P = R = 1 on a clean dialogue: the silence baseline), counted in
 ``blank_answers``; an answer with text of which nothing could be read (only preamble or comment lines:
-a cut-off ``以下是不自然的句子：``) is no answer and scores P = R = 0 on every dialogue, counted in
-``empty_answers``.
+a cut-off ``以下是不自然的句子：``) or a refusal is no answer and scores P = R = 0 on every dialogue,
+counted in ``empty_answers`` and ``refusals``.
 
 ``dialogues`` (optional, one list of the dialogue's turns or sentences per row) lets the reader know
 what the model may quote: a line equal (after normalise()) to a dialogue sentence, or to a run of its
-clauses, is always a predicted sentence, even one that sounds like "none" or a preamble.
+clauses, is always a predicted sentence, even one that sounds like "none" or a preamble; a line that is
+a near copy of one (a character dropped, changed or added: LCS F-measure of at least ``SNAP``, 0.8)
+names it; and a quoted stretch of the dialogue matches the gold sentences inside it. ``convbench run
+nico`` always passes the dialogue; without it, only exact quotes of gold sentences match.
 
 Reading an answer compares each line's readings with the known sentences, and matching compares
 sentences pairwise, so rows are capped before any work: an answer, a row's gold sentences together, or
@@ -48,7 +56,7 @@ from .._version import __version__
 from ..errors import MetricInputError
 from .inputs import MAX_TEXT_CHARS, as_row_list, check_column, check_length, check_max_chars, check_text
 from .lcs import lcs_length
-from .unnatural_answer import answer_lines, normalise, parse_answer, read_answer
+from .unnatural_answer import answer_lines, dialogue_forms, normalise, parse_answer, read_answer
 
 __all__ = ["MAX_ANSWER_LINES", "MAX_FUZZY_SENTENCES", "MAX_LINE_CHARS", "MAX_SENTENCES", "MAX_TEXT_CHARS",
            "answer_limit_error", "normalise", "parse_answer", "score_unnatural"]
@@ -62,10 +70,17 @@ MAX_ANSWER_LINES = 200  # distinct non-blank lines of one answer
 MAX_LINE_CHARS = 2_000  # characters in one answer line
 
 
-def _matches(predicted: list[str], gold: list[str], match: str, threshold: float) -> int:
+def _matches(predicted: list[str], gold: list[str], match: str, threshold: float,
+             quotable: set[str] = frozenset()) -> tuple[int, int]:  # type: ignore[assignment]
+    """(predictions that match a gold sentence, gold sentences matched). Exact: equal after normalise(), or
+    the prediction is a stretch of the dialogue (a turn, a run of its clauses: ``quotable``) that contains
+    the gold sentence. Fuzzy: LCS F-measure of at least ``threshold``, one gold sentence per prediction."""
     pred, ref = list(dict.fromkeys(map(normalise, predicted))), list(dict.fromkeys(map(normalise, gold)))
     if match == "exact":
-        return len(set(pred) & set(ref))
+        def hit(p: str, g: str) -> bool:
+            return p == g or (p in quotable and g in p)
+
+        return sum(any(hit(p, g) for g in ref) for p in pred), sum(any(hit(p, g) for p in pred) for g in ref)
     unused, matched = list(ref), 0
     for p in pred:
         best, best_score = None, 0.0
@@ -77,7 +92,7 @@ def _matches(predicted: list[str], gold: list[str], match: str, threshold: float
         if best is not None and best_score >= threshold:
             unused.remove(best)
             matched += 1
-    return matched
+    return matched, matched
 
 
 def _prf(precisions: list[float], recalls: list[float]) -> tuple[float | None, float | None, float | None]:
@@ -110,7 +125,7 @@ def score_unnatural(
             unknown: a line quoting one of them is always a predicted sentence.
         match: ``exact`` (after normalise()) or ``fuzzy`` (LCS F-measure of at least ``threshold``).
         threshold: for fuzzy matching, a number in [0, 1].
-        return_rows: add per-dialogue ``rows`` (predicted sentences, P, R, whether "none", empty, blank).
+        return_rows: add per-dialogue ``rows`` (predicted sentences, P, R, whether "none", empty, refused, blank).
         max_chars: refuse an answer, or a row's gold sentences or dialogue together, longer than this.
         max_sentences: refuse a row with more distinct gold sentences or dialogue turns (fuzzy matching:
             or predicted sentences) than this.
@@ -142,16 +157,17 @@ def score_unnatural(
         if match == "fuzzy":
             _check_sentence_count(i, predicted, gold_set, max_sentences)
         if reading.unanswered:
-            p = r = 0.0  # only preamble or comment lines: no answer, not the answer "none"
+            p = r = 0.0  # a refusal, or only preamble or comment lines: no answer, not the answer "none"
         elif not predicted and not gold_set:
             p = r = 1.0
         elif not predicted or not gold_set:
             p = r = 0.0
         else:
-            matched = _matches(predicted, gold_set, match, threshold)
-            p, r = matched / len(set(map(normalise, predicted))), matched / len(set(map(normalise, gold_set)))
+            hits, covered = _matches(predicted, gold_set, match, threshold, dialogue_forms(turns[i]))
+            p, r = hits / len(set(map(normalise, predicted))), covered / len(set(map(normalise, gold_set)))
         rows.append({"predicted": predicted, "none": reading.none, "ignored": reading.ignored,
-                     "empty": reading.unanswered, "blank": reading.empty and not reading.unanswered,
+                     "empty": reading.unanswered and not reading.refused, "refused": reading.refused,
+                     "blank": reading.empty and not reading.unanswered,
                      "precision": p, "recall": r, "contains": bool(gold_set)})
     precision, recall, f1 = _prf([x["precision"] for x in rows], [x["recall"] for x in rows])
     containing = [x for x in rows if x["contains"]]
@@ -161,7 +177,8 @@ def score_unnatural(
         "precision_containing": p_c, "recall_containing": r_c, "f1_containing": f1_c,
         "n": len(rows), "n_containing": len(containing),
         "none_answers": sum(x["none"] for x in rows), "ignored_lines": sum(len(x["ignored"]) for x in rows),
-        "empty_answers": sum(x["empty"] for x in rows), "blank_answers": sum(x["blank"] for x in rows),
+        "empty_answers": sum(x["empty"] for x in rows), "refusals": sum(x["refused"] for x in rows),
+        "blank_answers": sum(x["blank"] for x in rows),
         # answers read knowing the dialogue can score differently: the signature says whether they were
         "signature": {"metric": METRIC, "convbench_version": __version__, "match": match,
                       **({"threshold": threshold} if match == "fuzzy" else {}), "dialogues": any(turns)},

@@ -14,10 +14,12 @@ from convbench_datasets.scoring.unnatural_prf import score_unnatural
 
 _DESCRIPTION = """
 Finding the unnatural sentences of a dialogue (NICO). Each model answer is read as one sentence per
-line, with numbering, speaker prefixes, preambles and quotes read off and any wording of "none" (无,
-以上对话中没有不自然的句子, No unnatural sentences...) the empty set (convbench's rules: see the metric
-card); per dialogue P = matched / predicted and
-R = matched / gold (both empty: 1; one empty: 0). P and R are averaged over dialogues and F1 is the
+line, with numbering, speaker prefixes, preambles, notes, reasons and quotes read off, a JSON answer as
+its strings, any wording of "none" (无, 以上对话中没有不自然的句子, 都符合人类说话习惯, No unnatural
+sentences...) the empty set and a refusal (抱歉，我无法判断) no answer (convbench's rules: see the metric
+card); knowing the dialogue, a quoted turn matches the gold clause inside it and a near copy names the
+sentence it copies. Per dialogue P = matching predictions / predictions and
+R = matched gold / gold (both empty: 1; one empty: 0). P and R are averaged over dialogues and F1 is the
 harmonic mean of the averages, over all dialogues and over those containing unnatural sentences
 (None when no dialogue contains any). Percentages (0-100).
 """
@@ -26,7 +28,8 @@ _KWARGS_DESCRIPTION = """
 Args:
     predictions: list of str, the model's raw answers.
     references: list of list of str, the gold unnatural sentences of each dialogue (possibly empty).
-    dialogues: optional list of list of str, each dialogue's turns: a line quoting one is a prediction.
+    dialogues: optional list of list of str, each dialogue's turns: a line quoting one is a prediction
+        (convbench run nico passes them; the scores can differ without them).
     match: "exact" (after removing whitespace and punctuation; default) or "fuzzy".
     threshold: for fuzzy matching, the least character-level LCS F-measure, in [0, 1] (default 0.8).
     return_rows: optional bool, add per-dialogue rows.
@@ -38,7 +41,8 @@ Returns:
     precision, recall, f1, precision_containing, recall_containing, f1_containing (None when no dialogue
     contains unnatural sentences, with a `notes` entry saying so), n, n_containing, none_answers,
     ignored_lines (preamble and comment lines not scored), empty_answers (only such lines: scored 0),
-    blank_answers (scored as the empty set), signature.
+    refusals (answers that only say the model cannot tell: scored 0), blank_answers (scored as the empty
+    set), signature.
 Examples:
     >>> metric = evaluate.load("metrics/unnatural_sentence_prf")
     >>> out = metric.compute(predictions=["无", "无"], references=[[], ["我对于此事表示赞同。"]])

@@ -525,3 +525,91 @@ def test_patterns_are_linear_even_on_uncollapsed_whitespace() -> None:
         assert ua._SPEAKER.match("A" + " " * 199_990 + "说：好的")  # still a speaker prefix
         assert not ua.says_none("natural " * 24_999 + "not")
         assert not list(ua._QUOTED_SPAN.finditer("“" * 199_999))
+
+
+# --- issue #21: how a careful person reads six kinds of answer that were misread (tests/scoring/
+# test_identify_answer_set.py holds the reader to that reading on 1,160 answers). The dialogue is sample-01's.
+TURNS = ["老板，这件外套多少钱？", "三百八，今年的新款。", "我认为此价格偏高，两百八行不行？", "两百八太少了，最少三百二。"]
+CLAUSE = "我认为此价格偏高，"  # the gold sentence: a clause of turn 2
+
+
+@pytest.mark.parametrize("answer", ["抱歉，我无法判断哪些句子不自然。", "I can't tell.", "对不起，我不能确定。",
+                                    "很抱歉，作为一个AI，我无法判断句子是否自然。", "I'm sorry, but I cannot determine that."])
+def test_a_refusal_is_no_answer_not_none(answer: str) -> None:
+    # Before: read as "none", full marks on a clean dialogue. Now P = R = 0 on every dialogue, counted.
+    out = score_unnatural([answer, answer], [[], [CLAUSE]], dialogues=[TURNS, TURNS], return_rows=True)
+    assert [(r["precision"], r["recall"], r["refused"], r["none"]) for r in out["rows"]] == [(0.0, 0.0, True, False)] * 2
+    assert out["refusals"] == 2 and out["none_answers"] == 0 and out["empty_answers"] == 0
+
+
+def test_a_refusal_beside_named_sentences_is_a_comment_and_a_dialogue_sentence_stays_one() -> None:
+    out = score_unnatural([f"我不太确定，但这句可能不自然：\n{CLAUSE}"], [[CLAUSE]], return_rows=True)
+    assert out["rows"][0]["predicted"] == [CLAUSE] and out["f1"] == 100.0 and out["refusals"] == 0
+    assert parse_answer("我不能确定他来不来。") == ["我不能确定他来不来。"]  # not about the task: a sentence
+    assert score_unnatural(["抱歉，我无法判断。"], [["抱歉，我无法判断。"]])["f1"] == 100.0  # the gold sentence itself
+
+
+@pytest.mark.parametrize("answer", [
+    '{"unnatural_sentences": ["我认为此价格偏高，"]}', '```json\n{"unnatural_sentences": ["我认为此价格偏高，"]}\n```',
+    '["我认为此价格偏高，"]', '[{"sentence": "我认为此价格偏高，", "reason": "过于书面"}]',
+    '{"result": ["我认为此价格偏高，"], "count": 1}',
+])
+def test_a_json_answer_names_its_strings_not_its_keys(answer: str) -> None:
+    # Before: the key "unnatural_sentences" (and "reason", "过于书面") were predicted sentences: P = 1/2 or less.
+    assert parse_answer(answer, [CLAUSE]) == [CLAUSE]
+    assert score_unnatural([answer], [[CLAUSE]])["f1"] == 100.0
+
+
+@pytest.mark.parametrize("answer", ['{"unnatural_sentences": []}', "[]", '```json\n{"sentences": []}\n```'])
+def test_an_empty_json_list_says_none(answer: str) -> None:
+    reading = read_answer(answer, [], TURNS)
+    assert reading.sentences == [] and reading.none
+
+
+@pytest.mark.parametrize("answer", ["以上对话中的句子都符合人类说话习惯。", "没有不符合人类说话习惯的句子。", "不需要修改。",
+                                    "都不需要修改。", "所有句子都符合人类的说话习惯，不需要修改。", "上述对话均符合人类的说话习惯，无需修改。",
+                                    "All sentences conform to human speech patterns."])
+def test_none_in_the_prompts_own_words_is_none(answer: str) -> None:
+    # The prompt asks for sentences "不符合人类说话习惯": before, these answers were predicted sentences.
+    reading = read_answer(answer, [CLAUSE], TURNS)
+    assert reading.sentences == [] and reading.none
+    assert parse_answer("这个计划不需要调整。") == ["这个计划不需要调整。"]  # everyday speech, no subject
+
+
+@pytest.mark.parametrize("line", [f"{CLAUSE.rstrip('，')}；两百八行不行", f"两百八行不行 / {CLAUSE}", "“我认为此价格偏高” “两百八行不行”"])
+def test_two_sentences_of_one_turn_on_one_line_are_two_predictions(line: str) -> None:
+    # Before: with the dialogue known, the line read as the whole turn (its clauses, punctuation aside): one
+    # prediction, which matched nothing. A careful reading sees two, one of them gold: P = 1/2, R = 1.
+    out = score_unnatural([line], [[CLAUSE]], dialogues=[TURNS], return_rows=True)
+    assert len(out["rows"][0]["predicted"]) == 2 and (out["precision"], out["recall"]) == (50.0, 100.0)
+    # the turn as the dialogue writes it is one prediction: the turn around the gold clause (below)
+    assert score_unnatural(["我认为此价格偏高，两百八行不行？"], [[CLAUSE]], dialogues=[TURNS])["precision"] == 100.0
+
+
+@pytest.mark.parametrize("comment", ["原因：“我认为此价格”太书面。", "理由：其中“我认为此”用词太正式。", "建议改为：有点贵啊，两百八行不行？",
+                                     "这句话过于书面化，日常对话中很少这样说。", "Rewrite: 有点贵啊。"])
+def test_comment_and_rewrite_lines_are_not_predictions(comment: str) -> None:
+    # Before: a comment line sharing characters with the gold sentence won the reading without its label
+    # (closer to the gold by LCS), and was a second prediction: P = 1/2.
+    for dialogues in (None, [TURNS]):
+        out = score_unnatural([f"{CLAUSE}\n{comment}"], [[CLAUSE]], dialogues=dialogues, return_rows=True)
+        assert out["rows"][0]["predicted"] == [CLAUSE] and out["precision"] == 100.0
+
+
+@pytest.mark.parametrize("answer", ["我认为此价格偏高，两百八行不行？", "A：“我认为此价格偏高，两百八行不行”", "1. 我认为此价格偏高，两百八行不行"])
+def test_a_quoted_turn_matches_the_gold_clause_inside_it(answer: str) -> None:
+    # Before: 0 (the turn is not the gold clause). The prediction is a stretch of the dialogue holding the
+    # gold sentence: it matches (P = R = 1). Without the dialogue, only exact quotes match.
+    assert score_unnatural([answer], [[CLAUSE]], dialogues=[TURNS])["f1"] == 100.0
+    assert score_unnatural([answer], [[CLAUSE]])["f1"] == 0.0
+    # a turn that does not hold it matches nothing
+    assert score_unnatural(["两百八太少了，最少三百二。"], [[CLAUSE]], dialogues=[TURNS])["f1"] == 0.0
+
+
+def test_a_near_copy_names_the_sentence_it_copies_knowing_the_dialogue() -> None:
+    # one character replaced (此 -> 这): LCS F-measure 7/8 = 0.875 >= SNAP (0.8)
+    for copy in ("我认为这价格偏高，", "我认为此价格偏高了", "我认为此价格高，"):
+        assert score_unnatural([copy], [[CLAUSE]], dialogues=[TURNS])["f1"] == 100.0
+        assert score_unnatural([copy], [[CLAUSE]])["f1"] == 0.0  # exact without the dialogue, as before
+    # LCS 我, 价, 格: F = 2 x 3 / (7 + 8) = 0.4, not a copy
+    assert score_unnatural(["我觉得价格还行"], [[CLAUSE]], dialogues=[TURNS])["f1"] == 0.0
