@@ -1,17 +1,28 @@
 """NICO prompts, zero-shot and 3-shot, rendered from ``templates/prompts.yaml``.
 
+Each prompt carries what the paper's appendix B gives that task, in convbench's Chinese words:
+
+- ``open_domain``: the dialogue so far, one ``CharacterA: ...`` line a turn, then the next speaker's
+  label: no instruction, topic or interaction type (the model carries on the conversation);
+- ``dialog_completion``: the same dialogue inside an instruction: the turns, then "the above is a
+  <type> dialogue", the type's definition, and "generate a response consistent with human speech
+  patterns" (the paper: the type and its definition are what set this task apart);
+- ``identify_unnatural``: the dialogue as first written, then "give the sentences that do not conform
+  to human speech patterns, i.e. the unnatural ones; only sentences from the text; separate several
+  with two line breaks";
+- ``rewrite_unnatural``: the dialogue as first written, then "rewrite this sentence based on the
+  dialogue to conform to human speech patterns; give only the rewritten sentence".
+
 Speakers are shown as ``CharacterA`` / ``CharacterB`` in order of appearance. Few-shot
 demonstrations are drawn from the train split, seeded by the example id (so a prompt is the same on
 every run), never including the example itself.
 
 Example:
-    >>> example = {"id": "x/open_domain", "topic": "购物", "interaction_type_zh": "交换",
-    ...            "interaction_definition": "互惠互利。", "reference_speaker": "B",
-    ...            "history": [{"speaker": "A", "text": "多少钱？"}, {"speaker": "B", "text": "三百。"}]}
-    >>> print(render_prompt("open_domain", {**example, "history": example["history"][:1]}))
-    下面是一段关于“购物”的日常对话，对话双方之间的互动类型是“交换”（互惠互利。）。
+    >>> example = {"id": "x/open_domain", "reference_speaker": "B", "reference": "三百。",
+    ...            "history": [{"speaker": "A", "text": "多少钱？"}]}
+    >>> print(render_prompt("open_domain", example))
     CharacterA: 多少钱？
-    请你以CharacterB的身份，用自然、口语化的中文说出下一句话，就像真人在日常聊天一样。只输出这句话本身。
+    CharacterB:
 """
 
 from __future__ import annotations
@@ -27,7 +38,9 @@ from .._resources import read_yaml
 from ..errors import ConvbenchError
 
 SHOT_SEED = 0
-MISSING = "[缺失]"
+# Between two turns: the paper's prompts show one turn a line for open_domain and "\n\n" for the others.
+TURN_SEPARATOR = {"open_domain": "\n", "dialog_completion": "\n\n", "identify_unnatural": "\n\n",
+                  "rewrite_unnatural": "\n\n"}
 
 
 def templates() -> dict[str, Any]:
@@ -49,37 +62,34 @@ def _lines(turns: Sequence[Mapping[str, str]], names: Mapping[str, str]) -> list
 
 def _fields(task: str, example: Mapping[str, Any]) -> dict[str, str]:
     """The placeholders of one example: its dialogue block and the task's own values."""
+    if task not in TURN_SEPARATOR:
+        raise ConvbenchError(f"unknown NICO task {task!r}")
+    join = TURN_SEPARATOR[task].join
     common = {k: str(example.get(k, "")) for k in ("topic", "interaction_type_zh", "interaction_definition")}
-    if task == "open_domain":
+    if task in ("open_domain", "dialog_completion"):
         names = _names(example["history"], [example["reference_speaker"]])
-        lines = _lines(example["history"], names)
-        return {**common, "history": "\n".join(lines), "next_speaker": names[example["reference_speaker"]],
-                "reference": example.get("reference", "")}
-    if task == "dialog_completion":
-        before, after = example["history_before"], example["history_after"]
-        names = _names([*before, *after], [example["reference_speaker"]])
-        speaker = names[example["reference_speaker"]]
-        lines = [*_lines(before, names), f"{speaker}: {MISSING}", *_lines(after, names)]
-        return {**common, "history": "\n".join(lines), "next_speaker": speaker, "reference": example.get("reference", "")}
+        return {**common, "history": join(_lines(example["history"], names)),
+                "next_speaker": names[example["reference_speaker"]], "reference": example.get("reference", "")}
     names = _names(example["dialogue"])
-    history = "\n".join(_lines(example["dialogue"], names))
+    history = join(_lines(example["dialogue"], names))
     if task == "identify_unnatural":
         gold = "\n\n".join(example.get("unnatural_sentences", [])) or "无"
         return {**common, "history": history, "reference": gold}
-    if task == "rewrite_unnatural":
-        return {**common, "history": history, "speaker": names[example["speaker"]], "sentence": example["sentence"],
-                "reference": example.get("reference", "")}
-    raise ConvbenchError(f"unknown NICO task {task!r}")
+    return {**common, "history": history, "speaker": names[example["speaker"]], "sentence": example["sentence"],
+            "reference": example.get("reference", "")}
 
 
 def render_prompt(task: str, example: Mapping[str, Any], shots: Sequence[Mapping[str, Any]] = ()) -> str:
     """The user prompt for ``example``, with ``shots`` as demonstrations (3-shot) or none."""
+    fields = _fields(task, example)  # an unknown task fails here
     all_templates = templates()
     spec = all_templates[task]
-    prompt = Template(spec["prompt"]).substitute(_fields(task, example))
+    prompt = Template(spec["prompt"]).substitute(fields)
     if not shots:
         return prompt
-    demos = [Template(spec["shot"]).substitute(_fields(task, shot)) for shot in shots]
+    # a demonstration: the task's own prompt for it, then its answer
+    demo = Template(all_templates["shot_label"] + "\n" + spec["prompt"] + spec["answer"])
+    demos = [demo.substitute(_fields(task, shot)) for shot in shots]
     return "\n\n".join([all_templates["shots_intro"], *demos, all_templates["shots_outro"], prompt])
 
 

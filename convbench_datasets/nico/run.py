@@ -2,8 +2,9 @@
 
 Generation tasks (open_domain, dialog_completion, rewrite_unnatural) are scored with
 ``nico_generation``; identify_unnatural with ``unnatural_sentence_prf``. A leading speaker label
-(``CharacterA:``) and surrounding quotes are removed from generated turns before scoring: the prompt
-asks for the turn alone, and a label is not part of what anyone says.
+(``CharacterA:``), the label a 3-shot demonstration puts before its answer (``回复：``, ``改写：``) and
+surrounding quotes are removed from generated turns before scoring: a label is not part of what anyone
+says.
 
 A row whose request failed for good (a per-row error, in the record's ``error``) is counted in
 ``errors`` and scored as a failure: an empty turn for the generation tasks, and precision = recall =
@@ -37,7 +38,8 @@ from .prompts import pick_shots, render_prompt, templates_sha256
 from .tasks import TASKS
 
 SHOTS = (0, 3)
-_LABEL = re.compile(r"^\s*(?:character\s*[a-z]|[ab甲乙]|角色\s*[ab甲乙])\s*[:：]\s*", re.IGNORECASE)
+# a speaker's label, or the answer label of the 3-shot demonstrations (templates/prompts.yaml: 回复：, 改写：)
+_LABEL = re.compile(r"^\s*(?:character\s*[a-z]|[ab甲乙]|角色\s*[ab甲乙]|回复|改写)\s*[:：]\s*", re.IGNORECASE)
 _QUOTES = "\"'“”‘’「」"
 
 

@@ -32,11 +32,10 @@ COLUMNS: dict[str, tuple[Column, ...]] = {
     "dialog_completion": (
         Column("id", "string", "example id"),
         *_CONTEXT,
-        Column("turn_index", "int32", "position of the missing turn"),
-        Column("history_before", "turns", "the turns before the missing one"),
-        Column("history_after", "turns", "the turns after the missing one"),
-        Column("reference_speaker", "string", "who says the missing turn"),
-        Column("reference", "string", "the missing human turn"),
+        Column("turn_index", "int32", "position of the reference turn in the dialogue (open_domain's)"),
+        Column("history", "turns", "the turns before the reference (speaker, text)"),
+        Column("reference_speaker", "string", "who says the reference turn"),
+        Column("reference", "string", "the human turn the model's turn is compared with"),
     ),
     "identify_unnatural": (
         Column("id", "string", "example id"),

@@ -3,8 +3,8 @@
 - ``open_domain``: the model says the next turn. The reference is turn k of the dialogue, k drawn per
   dialogue (seeded by the dialogue id) from the turns with at least two turns before them, so that
   references cover openings, middles and endings alike; the history is every turn before it.
-- ``dialog_completion``: one turn is missing and the model fills it in. The missing turn is drawn the
-  same way from the turns with at least one turn before and after; the model sees both sides.
+- ``dialog_completion``: the same next turn, the same k (the paper's two dialogue-level tasks differ in
+  the prompt only: the dialogue inside an instruction that names its interaction type and definition).
 - ``identify_unnatural``: the dialogue as first written (``original_text``); the gold answer is every
   sentence annotated ``unnatural`` (possibly none). Ungrammatical sentences are listed separately.
 - ``rewrite_unnatural``: one example per ``unnatural`` edit: the dialogue as first written, the
@@ -61,13 +61,8 @@ def open_domain(dialogue: dict[str, Any]) -> list[dict[str, Any]]:
 
 
 def dialog_completion(dialogue: dict[str, Any]) -> list[dict[str, Any]]:
-    turns = dialogue["utterances"]
-    k = _turn(dialogue["id"], "dialog_completion", 1, len(turns) - 2)
-    return [{
-        "id": f"{dialogue['id']}/dialog_completion", **_context(dialogue), "turn_index": k,
-        "history_before": _turns(turns[:k]), "history_after": _turns(turns[k + 1 :]),
-        "reference_speaker": turns[k]["speaker"], "reference": turns[k]["text"],
-    }]
+    (example,) = open_domain(dialogue)
+    return [{**example, "id": f"{dialogue['id']}/dialog_completion"}]
 
 
 def _sentences(dialogue: dict[str, Any], kind: str) -> list[str]:

@@ -42,7 +42,7 @@ def test_examples_follow_the_documented_rules() -> None:
         assert od["reference"] == dialogue["utterances"][od["turn_index"]]["text"]
         (dc,) = EXAMPLES["dialog_completion"](dialogue)
         k = dc["turn_index"]
-        assert 1 <= k <= n - 2 and len(dc["history_before"]) == k and len(dc["history_after"]) == n - k - 1
+        assert k == od["turn_index"] and dc["history"] == od["history"] and dc["reference"] == od["reference"]
         (iu,) = EXAMPLES["identify_unnatural"](dialogue)
         assert [t["text"] for t in iu["dialogue"]] == [u["original_text"] for u in dialogue["utterances"]]
         unnatural = [e for u in dialogue["utterances"] for e in u["edits"] if e["kind"] == "unnatural"]

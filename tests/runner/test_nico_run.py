@@ -48,6 +48,9 @@ def test_cli_errors(nico_built: Path, tmp_path: Path, capsys: pytest.CaptureFixt
 
 def test_clean_turn() -> None:
     assert clean_turn("  CharacterA: 好啊。 ") == "好啊。" and clean_turn("“行。”") == "行。" and clean_turn("好的") == "好的"
+    # the answer labels of the 3-shot demonstrations (nico/templates/prompts.yaml), which a model may copy
+    assert clean_turn("回复：好啊，我同意。") == "好啊，我同意。" and clean_turn("改写： 有点贵啊，") == "有点贵啊，"
+    assert clean_turn("回复你的消息了。") == "回复你的消息了。"  # the word itself, not a label
 
 
 def test_score_rescores_a_nico_run(nico_built: Path, tmp_path: Path) -> None:
