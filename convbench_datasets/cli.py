@@ -223,7 +223,7 @@ def _parser() -> argparse.ArgumentParser:
     score = _command(commands, "score", "re-score a run folder from its records (no model calls); with --from-lm-eval, "
                                         "judge and score NC-Bench answers lm-eval generated into a new run folder")
     score.add_argument("rundir", nargs="?", help="the run folder to re-score (none with --from-lm-eval)")
-    _add_benchmark_options(score, "rescore_options")  # re-scoring choices (nc: --rules)
+    _add_benchmark_options(score, "rescore_options")  # re-scoring choices (nc: --rules, --parsing)
     # --from-lm-eval: lm-eval generated NC-Bench answers (it runs no judge); judge and score them into a new run folder
     score.add_argument("--from-lm-eval", metavar="SAMPLES",
                        help="judge and score the NC-Bench answers of an lm-eval samples file (samples_convbench_nc*.jsonl "
@@ -476,7 +476,7 @@ def _cmd_score(args: argparse.Namespace) -> None:
                                       ("--judge-base-url", args.judge_base_url), ("--dataset", args.dataset),
                                       ("--sources", args.sources), ("--cache", args.cache)) if value]
     if args.rundir is None or given:
-        raise ConvbenchError("convbench score takes a run folder (RUNDIR [--rules]) or --from-lm-eval SAMPLES.jsonl "
+        raise ConvbenchError("convbench score takes a run folder (RUNDIR [--rules] [--parsing]) or --from-lm-eval SAMPLES.jsonl "
                              f"--judge SPEC --out RUN{'; ' + ', '.join(given) + ' go with --from-lm-eval' if given else ''}")
     options = {option.dest: getattr(args, _flag_attr(option.flag)) for bench in _run_registry().values()
                for option in bench.rescore_options if option.given(getattr(args, _flag_attr(option.flag)))}
@@ -500,7 +500,8 @@ def _cmd_score_lm_eval(args: argparse.Namespace) -> None:
                              "baseline:smoke-judge for a smoke test) and --out RUN, and no run folder")
     result = score_lm_eval_samples(
         args.from_lm_eval, judge=args.judge[0] if len(args.judge) == 1 else args.judge, out=args.out,
-        template=args.judge_template or "released", rules=args.rules or "paper", dataset=args.dataset,
+        template=args.judge_template or "released", rules=args.rules or "paper", parsing=args.parsing or "exact",
+        dataset=args.dataset,
         sources=args.sources, cache=args.cache, judge_options={"base_url": args.judge_base_url} if args.judge_base_url else None,
         progress=not args.no_progress,
     )

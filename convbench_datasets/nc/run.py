@@ -44,16 +44,17 @@ from ..runner.cache import ResponseCache
 from ..runner.error_rate import DEFAULT_MAX_ERROR_RATE
 from ..runner.run_folder import RunResult
 from ..runner.session import Session
-from ..scoring.ncbench_action import judge_row, score_actions
+from ..scoring.ncbench_action import PARSINGS, judge_row, parsing_name, score_actions
 from .judge_output import ParsedJudgement
 from .judge_prompt import TemplateChoice, judge_messages, resolve_template, template_name
-from .patterns import pattern_table
+from .patterns import RULES, pattern_table
 from .released_prompt import ReleasedPrompt
 
 CONFIGS = ("basic", "rag", "complex_request", "all")
-# --rules picks the acceptable labels and how judge text is read: the paper's with convbench's lenient
-# matching, or the released aggregator's, exactly as it reads text.
-PARSING_OF_RULES = {"paper": "convbench", "released_script": "released"}
+# Two separate choices, both recorded in the signature: --rules, which labels pass (the paper's appendix B.1
+# and Table 3, or the released aggregator's list), and --parsing, how the judge's text is read (the released
+# aggregator's exact reading, which made the paper's tables, or convbench's lenient one). The defaults are
+# the paper's setup (nc/paper_results.yaml, tests/nc/test_paper_defaults.py).
 JUDGE_MAX_NEW_TOKENS = 128  # the released pipeline's judge limit: labels are short
 
 
@@ -73,6 +74,7 @@ def run_nc(
     template: TemplateChoice = "released",
     fill_request_details: bool = False,
     rules: str = "paper",
+    parsing: str = "exact",
     cache: str | os.PathLike[str] | ResponseCache | None = None,
     dataset: str | os.PathLike[str] | None = None,
     sources: str | os.PathLike[str] | None = None,
@@ -100,8 +102,11 @@ def run_nc(
             wording), a YAML template file, or a template object.
         fill_request_details: with the released template, put the row's request details where the
             released pipeline leaves them empty (recorded in the signature).
-        rules: ``paper`` (the paper's acceptable labels, convbench's lenient label matching) or
-            ``released_script`` (the released aggregator's labels and its exact, case-sensitive reading).
+        rules: which labels pass: ``paper`` (default: the paper's, appendix B.1; rag incremental-self-correction
+            accepts Answer, as its Table 3 shows) or ``released_script`` (the released aggregator's list).
+        parsing: how the judge's answers are read: ``exact`` (default: the released aggregator's reading,
+            case-sensitive, which made the paper's tables) or ``lenient`` (convbench's: case, spaces,
+            hyphens, punctuation and blank pieces ignored; not the paper's numbers). Any rules with any parsing.
         cache: the response cache file (default ``$CONVBENCH_CACHE/responses.sqlite``).
         dataset: a folder written by ``convbench build nc`` (default: build or reuse the cached one).
         backend_options, judge_options: passed to the backends (base_url, concurrency, device...);
@@ -123,7 +128,7 @@ def run_nc(
                sources=sources, backend_options=backend_options, judge_options=judge_options, progress=progress,
                retry_errors=retry_errors, max_error_rate=max_error_rate, config=config, max_new_tokens=max_new_tokens,
                judge_max_new_tokens=judge_max_new_tokens, first_line_only=first_line_only, template=template,
-               fill_request_details=fill_request_details, rules=rules, pipelined=pipelined)
+               fill_request_details=fill_request_details, rules=rules, parsing=parsing, pipelined=pipelined)
 
 
 def read_rows(config: str, dataset: str | os.PathLike[str] | None = None,
@@ -151,6 +156,7 @@ class NCPlan:
     template: Any = "released"
     fill_request_details: bool = False
     rules: str = "paper"
+    parsing: str = "exact"
     pipelined: bool = True
     dataset: Any = None
     sources: Any = None
@@ -158,8 +164,9 @@ class NCPlan:
     def __post_init__(self) -> None:
         if self.config not in CONFIGS:
             raise ConvbenchError(f"unknown NC-Bench config {self.config!r}; choose one of {', '.join(CONFIGS)}")
-        if self.rules not in PARSING_OF_RULES:
+        if self.rules not in RULES:
             raise ConvbenchError(f"rules must be 'paper' or 'released_script', got {self.rules!r}")
+        self.parsing = _parsing(self.parsing)
         if self.max_new_tokens < 1 or self.judge_max_new_tokens < 1:
             raise ConvbenchError("token limits must be at least 1")
         self.template = resolve_template(self.template, sources=self.sources)
@@ -189,7 +196,7 @@ class NCPlan:
         judged, extra = stages[0], list(zip(specs[1:], stages[1:]))
         records = [
             _record(row, gen, jud, gen_hit, jud_hit, self.rules,
-                    [(spec, stage.generations[i], stage.cache_hits[i]) for spec, stage in extra])
+                    [(spec, stage.generations[i], stage.cache_hits[i]) for spec, stage in extra], parsing=self.parsing)
             for i, (row, gen, jud, gen_hit, jud_hit) in enumerate(zip(rows, generated.generations, judged.generations,
                                                                       generated.cache_hits, judged.cache_hits))
         ]
@@ -213,7 +220,7 @@ class NCPlan:
             "fill_request_details": self.fill_request_details,
             "first_line_only": self.first_line_only,
             "rules": self.rules,
-            "parsing": PARSING_OF_RULES[self.rules],
+            "parsing": self.parsing,
         }
 
     def results(self, records: list[dict[str, Any]], signature: dict[str, Any]) -> dict[str, Any]:
@@ -223,12 +230,27 @@ class NCPlan:
 def score_run_records(records: list[dict[str, Any]], signature: dict[str, Any]) -> dict[str, Any]:
     """The run's scores: the metric, the judge's sanity check on the repeat baseline, and with several
     judges each judge's scores and their agreement."""
-    results = score_records(records, signature.get("parsing", "convbench"))
+    results = score_records(records, run_parsing(signature))
     results.pop("signature", None)  # the run's signature says it all (and stays the same for every shard of a run)
     if signature.get("model") == "baseline:repeat":
         results["judge_sanity"] = repeat_sanity(records)
     results.update(score_judges(records, signature))
     return results
+
+
+def run_parsing(signature: Mapping[str, Any]) -> str:
+    """How a run read its judge's answers: its signature's ``parsing`` (the older names ``released`` and
+    ``convbench`` mapped to ``exact`` and ``lenient``). A signature without it is a run written before
+    convbench recorded the reading, when every run was read leniently, whatever its rules."""
+    recorded = signature.get("parsing")
+    return "lenient" if recorded is None else parsing_name(recorded)
+
+
+def _parsing(value: Any) -> str:
+    try:
+        return parsing_name(value)
+    except ValueError as err:
+        raise ConvbenchError(str(err)) from None
 
 
 def write_run(path: Path, records: list[dict[str, Any]], signature: dict[str, Any], stats: dict[str, Any]) -> dict[str, Any]:
@@ -249,9 +271,9 @@ def _verdict(jud: Any, gen: Any, acceptable: Sequence[str], label_set: Sequence[
 
 
 def _record(row: dict[str, Any], gen: Any, jud: Any, gen_hit: bool, jud_hit: bool | None, rules: str,
-            extra: Sequence[tuple[str, Any, bool | None]] = ()) -> dict[str, Any]:
+            extra: Sequence[tuple[str, Any, bool | None]] = (), *, parsing: str) -> dict[str, Any]:
     acceptable = row["acceptable_labels"] if rules == "paper" else row["acceptable_labels_released_script"]
-    parsed, passed, error = _verdict(jud, gen, acceptable, row["label_set"], PARSING_OF_RULES[rules])
+    parsed, passed, error = _verdict(jud, gen, acceptable, row["label_set"], parsing)
     record = {
         "set": row["set"],
         "id": row["id"],
@@ -276,7 +298,7 @@ def _record(row: dict[str, Any], gen: Any, jud: Any, gen_hit: bool, jud_hit: boo
     if extra:  # further judges (several judges only): the same fields, per judge
         record["judges"] = []
         for spec, other, hit in extra:
-            o_parsed, o_passed, o_error = _verdict(other, gen, acceptable, row["label_set"], PARSING_OF_RULES[rules])
+            o_parsed, o_passed, o_error = _verdict(other, gen, acceptable, row["label_set"], parsing)
             record["judges"].append({
                 "judge": spec, "judge_output": other.text, "labels": list(o_parsed.labels),
                 "out_of_set": list(o_parsed.out_of_set), "unrecognised": list(o_parsed.unrecognised),
@@ -286,7 +308,7 @@ def _record(row: dict[str, Any], gen: Any, jud: Any, gen_hit: bool, jud_hit: boo
     return record
 
 
-def score_records(records: Sequence[dict[str, Any]], parsing: str = "convbench") -> dict[str, Any]:
+def score_records(records: Sequence[dict[str, Any]], parsing: str = PARSINGS[0]) -> dict[str, Any]:
     """The metric over the records; rows with an ``error`` fail and are counted in ``errors``."""
     return score_actions(
         [r["judge_output"] for r in records],
@@ -329,7 +351,7 @@ def score_judges(records: Sequence[dict[str, Any]], signature: dict[str, Any]) -
     specs = signature.get("judges") or []
     if len(specs) < 2:
         return {}
-    names, parsing = judge_names(specs), signature.get("parsing", "convbench")
+    names, parsing = judge_names(specs), run_parsing(signature)
     views = [[judge_view(r, k) for r in records] for k in range(len(names))]
     per_judge = {}
     for name, view in zip(names, views):
@@ -357,13 +379,22 @@ def score_judges(records: Sequence[dict[str, Any]], signature: dict[str, Any]) -
     return {"per_judge": per_judge, "judge_agreement": pairs}
 
 
-REPEAT_SANITY_WARNING = 90.0  # below this share of verbatim repeats labelled Repeat, the judge is suspect
+REPEAT_SANITY_WARNING = 90.0  # below this share of verbatim repeats given a repeat label, the judge is suspect
+REPEAT_PATTERN = "Repeat Request"
+
+
+def repeat_labels() -> str:
+    """The labels that pass a Repeat Request row (the pattern table's), for messages: ``Repeat or Partial Repeat``."""
+    table = pattern_table()
+    labels = dict.fromkeys(label for e in table.tasks if e.pattern == REPEAT_PATTERN for label in e.acceptable_labels)
+    return " or ".join(labels)
 
 
 def repeat_sanity(records: Sequence[dict[str, Any]]) -> dict[str, Any]:
-    """How often the judge labels the repeat baseline ``Repeat`` on Repeat Request rows (ideal: 100)."""
-    rows = [r for r in records if r["pattern"] == "Repeat Request"]
-    labelled = sum("Repeat" in r["labels"] for r in rows)
+    """How often the judge gives the repeat baseline a label acceptable on Repeat Request rows (``Repeat`` or
+    ``Partial Repeat``: the row's acceptable labels) there (ideal: 100). ``labelled_repeat`` is that share."""
+    rows = [r for r in records if r["pattern"] == REPEAT_PATTERN]
+    labelled = sum(bool(set(r["labels"]) & set(r["acceptable_labels"])) for r in rows)
     return {"repeat_request_rows": len(rows), "labelled_repeat": 100.0 * labelled / len(rows) if rows else None}
 
 
@@ -404,8 +435,10 @@ class NCBenchmark:
     title = "NC-Bench"
     judges = (1, None)
     rescore_options = (
-        Option("--rules", "rules", "nc: re-read the run under these rules (default: the run's own; with --from-lm-eval: "
-               "paper)", choices=tuple(PARSING_OF_RULES)),
+        Option("--rules", "rules", "nc: re-score the run under these acceptable labels (default: the run's own; with "
+               "--from-lm-eval: paper)", choices=RULES),
+        Option("--parsing", "parsing", "nc: re-read the run's judge answers this way (default: the run's own reading; "
+               "with --from-lm-eval: exact)", choices=PARSINGS),
     )
     options = declare(
         run_nc,
@@ -421,8 +454,11 @@ class NCBenchmark:
                action="store_true"),
         Option("--all-lines", "first_line_only", "nc: judge the whole response, not only its first line",
                action="store_true", to_settings=lambda value: {"first_line_only": False}),
-        Option("--rules", "rules", "nc: acceptable-label rules: paper (the paper's) or released_script (the released aggregator's); default {default}",
-               choices=tuple(PARSING_OF_RULES)),
+        Option("--rules", "rules", "nc: which labels pass: paper (the paper's appendix B.1 and Table 3) or released_script "
+               "(the released aggregator's list); default {default}", choices=RULES),
+        Option("--parsing", "parsing", "nc: how judge answers are read: exact (the released aggregator's reading, which "
+               "made the paper's tables) or lenient (case, spaces, hyphens, punctuation ignored; not the paper's); "
+               "default {default}", choices=PARSINGS),
         Option("--sequential", "pipelined", "nc: judge after all generation ends (default: each row as soon as its "
                "answer is stored, when no local model must be freed for another; the results are the same)",
                action="store_true", to_settings=lambda value: {"pipelined": False}),
@@ -443,23 +479,28 @@ class NCBenchmark:
     def rescore(self, records: list[dict[str, Any]], signature: dict[str, Any], previous: dict[str, Any],
                 options: Mapping[str, Any]) -> dict[str, Any]:
         """The judge's raw answer (``judge_output``) is the source of truth: labels and verdicts are derived
-        from it again with the current parser and rule; rows with an ``error`` stay failed. ``rules``
-        (``paper`` or ``released_script``) re-reads the run under other rules: acceptable labels from the
-        pattern table by each row's set and task, and that rule's reading of the judge text; the signature
-        records it."""
-        # runs written before the parsing was recorded were scored with convbench's reading, whatever their rules
-        parsing = signature.setdefault("parsing", "convbench")
+        from it again with the current parser and rule; rows with an ``error`` stay failed. Each choice
+        not given stays the run's own. ``rules`` (``paper`` or ``released_script``) re-scores under that
+        list of acceptable labels, from the pattern table by each row's set and task; ``parsing``
+        (``exact`` or ``lenient``) re-reads the judge text that way. The signature records both. A run
+        whose signature does not record its reading was read leniently (see :func:`run_parsing`): it is
+        re-scored so, and its signature says so (``parsing_assumed``) until a ``parsing`` is chosen."""
+        if "parsing" not in signature:
+            signature["parsing_assumed"] = True
+        parsing = signature["parsing"] = run_parsing(signature)
+        if options.get("parsing") is not None:
+            parsing = signature["parsing"] = _parsing(options["parsing"])
+            signature.pop("parsing_assumed", None)
         rules = options.get("rules")
         if rules is not None:
-            if rules not in PARSING_OF_RULES:
-                raise ConvbenchError(f"rules must be one of {', '.join(PARSING_OF_RULES)}, got {rules!r}")
+            if rules not in RULES:
+                raise ConvbenchError(f"rules must be one of {', '.join(RULES)}, got {rules!r}")
             table = pattern_table()
             for lineno, record in enumerate(records, start=1):
                 try:
                     record["acceptable_labels"] = list(table.acceptable_labels(record["set"], record["task"], rules))
                 except (KeyError, ValueError) as err:
                     raise ConvbenchError(f"records.jsonl line {lineno}: cannot re-read under rules {rules!r}: {err}") from None
-            parsing = signature["parsing"] = PARSING_OF_RULES[rules]
             signature["rules"] = rules
         for record in records:
             for judgement in [record, *record.get("judges", [])]:  # the primary judge, then any further ones
@@ -478,9 +519,11 @@ class NCBenchmark:
         lines = [f"accuracy {results['accuracy']:.1f}% over {results['n']} rows ({results['unparsed']} unparsed judge "
                  f"answers, errors: {results.get('errors', 0)})"]
         lines += [f"  {name:<20} {accuracy:6.1f}%" for name, accuracy in results.get("per_set", {}).items()]
+        lines.append(_reading_line(results.get("signature") or {}))
         sanity = (results.get("judge_sanity") or {}).get("labelled_repeat")
         if sanity is not None:
-            lines.append(f"judge sanity: the judge labels the repeat baseline Repeat on {sanity:.1f}% of Repeat Request rows")
+            lines.append(f"judge sanity: the judge labels the repeat baseline {repeat_labels()} on {sanity:.1f}% of "
+                         f"{REPEAT_PATTERN} rows")
         lines += _judge_lines(results)
         stats = results.get("stats", {})
         if stats and not rescored:
@@ -491,13 +534,28 @@ class NCBenchmark:
         # with several judges, each judge's own check (the primary's is the run's); with one, the run's
         judges = results.get("per_judge") or {"the judge": results}
         lines = []
+        if (results.get("signature") or {}).get("parsing_assumed"):
+            lines.append("this run's results did not record how its judge answers were read: they are re-scored "
+                         "with the lenient reading convbench used when it was written (signature: parsing lenient, "
+                         "parsing_assumed); `convbench score RUNDIR --parsing exact` reads them as the paper did")
         for name, scores in judges.items():
             sanity = (scores.get("judge_sanity") or {}).get("labelled_repeat")
             if sanity is not None and sanity < REPEAT_SANITY_WARNING:
                 who = name if name == "the judge" else f"judge {name}"
-                lines.append(f"{who} labels verbatim repeats Repeat on only {sanity:.1f}% of Repeat Request rows "
-                             f"(a sound judge: near 100%); its labels may not be trustworthy")
+                lines.append(f"{who} labels verbatim repeats {repeat_labels()} on only {sanity:.1f}% of "
+                             f"{REPEAT_PATTERN} rows (a sound judge: near 100%); its labels may not be trustworthy")
         return lines
+
+
+def _reading_line(signature: Mapping[str, Any]) -> str:
+    """Which labels passed and how the judge's answers were read, and whether that is the paper's setup."""
+    from .paper_results import paper_results
+
+    setup = paper_results().setup
+    rules, parsing = signature.get("rules", "paper"), run_parsing(signature)
+    paper = rules == setup["rules"] and parsing == setup["parsing"]
+    return (f"scored with rules {rules}, {parsing} reading of judge answers ({'the paper' if paper else 'not the paper'}'s "
+            f"setup: rules {setup['rules']}, {setup['parsing']} reading)")
 
 
 def _judge_lines(results: dict[str, Any]) -> list[str]:

@@ -4,8 +4,8 @@ and CSV/Markdown tables, from one or more run folders.
 The page holds, per benchmark present: NC-Bench's tables in the paper's layout, one per set, with the
 paper's published models beside the runs (marked † and shaded; ``reference=False`` hides them) and a
 note when a run's setup differs from the paper's, the repeat baseline's judge sanity (a warning below
-90%), a per-pattern bar chart, per-task accuracy, the top failure labels pooled over the runs beside the
-paper's Table 5 and per run, and paired comparisons of the first run with each other one (differences
+90%), a per-pattern bar chart, per-task accuracy, the top failure labels pooled over the runs of each judge
+(and reading of its answers) beside the paper's Table 5 and per run, and paired comparisons of the first run with each other one (differences
 that are not significant at 5% are marked "n.s."); NICO's metric tables; CoCoEval's grouped behaviour
 frequencies with interval whiskers, over all sources (the paper's Figure 3) and per source (its Table 11
 as bars), the overall ratings in its Table 4 layout and the mismatch, with a note for each run whose
@@ -32,7 +32,8 @@ from .judges import judge_tables
 from .runs import Run, load_runs
 from .tables import (OVERALL, PAPER_MARK, cocoeval_paper_differences, cocoeval_ratings_table, cocoeval_source_table,
                      cocoeval_table, nc_failures,
-                     nc_judge_sanity, nc_paper_differences, nc_pooled_failures, nc_set_tables, nc_table, nc_task_table, nico_table, paper_legend)
+                     nc_failure_pools, nc_judge_sanity, nc_paper_differences, nc_pooled_failures, nc_set_tables, nc_table,
+                     nc_task_table, nico_table, paper_legend)
 
 _STYLE = """
 body{font-family:system-ui,sans-serif;margin:2rem;max-width:80rem;color:#222}
@@ -101,7 +102,7 @@ def _save_table(frame: Any, folder: Path, name: str, legend: str | None = None) 
 def _nc_section(runs: list[Run], out: Path, reference: bool = True) -> list[str]:
     import pandas as pd
 
-    from ..nc.run import REPEAT_SANITY_WARNING
+    from ..nc.run import REPEAT_PATTERN, REPEAT_SANITY_WARNING, repeat_labels
 
     table = nc_table(runs, reference=reference)
     legend = paper_legend() if reference else None
@@ -117,12 +118,12 @@ def _nc_section(runs: list[Run], out: Path, reference: bool = True) -> list[str]
     sanity = nc_judge_sanity(runs)
     if len(sanity):
         _save_table(sanity, out / "tables", "nc_judge_sanity")
-        parts.append("<h3>Judge sanity</h3><p>How often the judge labels the repeat baseline's verbatim repeats "
-                     "Repeat on Repeat Request rows (a sound judge: near 100%).</p>")
+        parts.append(f"<h3>Judge sanity</h3><p>How often the judge labels the repeat baseline's verbatim repeats "
+                     f"{repeat_labels()} on {REPEAT_PATTERN} rows (a sound judge: near 100%).</p>")
         for row in sanity.itertuples(index=False):
             if row.below_warning_level:
                 parts.append(f"<p class='warning judge-sanity'>Warning: the judge {html.escape(str(row.judge))} labels "
-                             f"verbatim repeats Repeat on only {row.labelled_repeat:.1f}% of Repeat Request rows "
+                             f"verbatim repeats {repeat_labels()} on only {row.labelled_repeat:.1f}% of {REPEAT_PATTERN} rows "
                              f"({html.escape(row.run)}; below {REPEAT_SANITY_WARNING:.0f}%): its labels, and the "
                              f"numbers of runs it judged, may not be trustworthy.</p>")
         parts.append(_html_table(sanity))
@@ -172,14 +173,18 @@ def _nc_section(runs: list[Run], out: Path, reference: bool = True) -> list[str]
     if len(tasks.columns):
         _save_table(tasks, out / "tables", "nc_tasks")
         parts.append(_html_table(tasks))
-    pooled = nc_pooled_failures(runs, reference=reference)
-    _save_table(pooled, out / "tables", "nc_pooled_failures", legend and f"{PAPER_MARK} the paper's Table 5: "
-                "pooled over its seven models and three sets.")
-    parts.append(f"<h3>Top failures pooled over {len(runs)} run(s)</h3><p>As the paper's Table 5: per pattern, over "
-                 "every row of every run and set, the pass rate, the label most failing rows carry and the share "
-                 "of failing rows that carry it" + (f"; {PAPER_MARK} columns: the paper's Table 5, pooled over its "
-                 "seven models and three sets, for the four patterns it reports" if reference else "")
-                 + ".</p>" + _html_table(pooled))
+    pools = nc_failure_pools(runs)  # the paper pools one judge's labels: never one judge's with another's
+    for number, (pool, members) in enumerate(pools, start=1):
+        pooled = nc_pooled_failures(members, reference=reference)
+        name = "nc_pooled_failures" if len(pools) == 1 else f"nc_pooled_failures_{number}"
+        _save_table(pooled, out / "tables", name, "; ".join(
+            [f"Pooled over {len(members)} run(s) with {pool}"]
+            + ([f"{PAPER_MARK} the paper's Table 5: pooled over its seven models and three sets."] if legend else [])))
+        parts.append(f"<h3>Top failures pooled over {len(members)} run(s), {html.escape(pool)}</h3><p>As the paper's "
+                     "Table 5: per pattern, over every row of every run and set judged by this judge and read this "
+                     "way, the pass rate, the label most failing rows carry and the share of failing rows that carry "
+                     "it" + (f"; {PAPER_MARK} columns: the paper's Table 5, pooled over its seven models and three "
+                     "sets, for the four patterns it reports" if reference else "") + ".</p>" + _html_table(pooled))
     failures = nc_failures(runs)
     _save_table(failures, out / "tables", "nc_failures")
     parts.append("<h3>Top failure label per run, set and pattern</h3><p>Share of the pattern's failing rows "

@@ -7,7 +7,8 @@
   last), published columns headed ``Model (paper, Table N)†``;
 - :func:`nc_task_table`: accuracy per upstream task (27 names, e.g. ``Detail Request-All``) per set;
 - :func:`nc_failures`: for each model and pattern, the top failure label and its share of failing rows;
-- :func:`nc_pooled_failures`: Table 5's analysis pooled over all runs, beside the paper's Table 5;
+- :func:`nc_failure_pools`: the runs grouped by judge and reading, the groups Table 5's analysis may pool;
+- :func:`nc_pooled_failures`: Table 5's analysis pooled over the runs of one such group, beside the paper's Table 5;
 - :func:`nc_judge_sanity`: the repeat baseline's ``labelled_repeat`` per run that has it;
 - :func:`nc_paper_differences`: how a run's setup differs from the paper's (then not directly comparable);
 - :func:`nico_table`: NICO scores per (task, metric), one column per model (and per interaction type);
@@ -26,6 +27,7 @@ from typing import Any
 from ..nc.judge_output import UNPARSED_LABEL
 from ..nc.paper_results import paper_results
 from ..nc.patterns import pattern_table
+from ..nc.run import JUDGE_MAX_NEW_TOKENS, run_parsing
 from ..scoring.ncbench_action import ERROR_LABEL
 from .runs import Run
 
@@ -44,7 +46,9 @@ def paper_legend() -> str:
     setup = paper_results().setup
     return (f"{PAPER_MARK} published in the NC-Bench paper (Moore, An, Ahmed and Gala, 2026), not re-run here; "
             f"its setup: judge {setup['judge']}, the {setup['judge_template']} judge prompt, {setup['decoding']} "
-            f"decoding, {setup['max_new_tokens']} new tokens. Runs judged otherwise are not directly comparable.")
+            f"decoding, {setup['max_new_tokens']} new tokens, the {setup['rules']} rules' acceptable labels and the "
+            f"released aggregator's {setup['parsing']} reading of the judge's answers. Runs judged or scored "
+            f"otherwise are not directly comparable.")
 
 
 def nc_paper_differences(run: Run) -> list[str]:
@@ -52,7 +56,10 @@ def nc_paper_differences(run: Run) -> list[str]:
 
     The judge must be the paper's (its name in the judge spec, any provider), the judge prompt the
     released one (``judge_template`` "released"; runs that do not record it used convbench's wording),
-    and the decoding, when recorded, greedy with the paper's token limit.
+    the decoding, when recorded, greedy with the paper's token limit, the judge's greedy with the released
+    pipeline's limit; the judge's answers read as the released aggregator reads them (``parsing`` exact;
+    runs that do not record it were read leniently), and the paper's acceptable labels on every task the
+    run scored (``rules released_script`` differs on one rag task only); every row, no filled request details.
     """
     setup, signature = paper_results().setup, run.signature
     differences = []
@@ -73,11 +80,44 @@ def nc_paper_differences(run: Run) -> list[str]:
     if isinstance(shard, dict):
         differences.append(f"shard {shard.get('index')}/{shard.get('count')} only (--shard): `convbench merge` its shards "
                            "for the whole run")
-    if signature.get("rules", "paper") != "paper" or signature.get("parsing", "convbench") != "convbench":
-        differences.append(f"rules {signature.get('rules')}, parsing {signature.get('parsing')} (paper: its rules)")
+    judge_generation = signature.get("judge_generation") or {}
+    if judge_generation.get("temperature", 0) not in (0, 0.0) or \
+            judge_generation.get("max_new_tokens", JUDGE_MAX_NEW_TOKENS) != JUDGE_MAX_NEW_TOKENS:
+        differences.append(f"judge decoding temperature {judge_generation.get('temperature', 0)}, "
+                           f"{judge_generation.get('max_new_tokens')} new tokens (released pipeline: greedy, "
+                           f"{JUDGE_MAX_NEW_TOKENS})")
+    parsing = run_parsing(signature)
+    if parsing != setup["parsing"]:
+        assumed = " (not recorded by the run: read so before convbench recorded it)" \
+            if "parsing" not in signature or signature.get("parsing_assumed") else ""
+        differences.append(f"{parsing} reading of judge answers{assumed} (paper: the released aggregator's "
+                           f"{setup['parsing']} reading)")
+    differences += _rule_differences(run, setup["rules"])
     if signature.get("fill_request_details"):
         differences.append("request details filled in the judge prompt (the released pipeline leaves them empty)")
     return differences
+
+
+def _rule_differences(run: Run, paper_rules: str) -> list[str]:
+    """The run's ``rules`` where they change the acceptable labels of a task it scored (from the pattern table)."""
+    rules = run.signature.get("rules", paper_rules)
+    if rules == paper_rules:
+        return []
+    table = pattern_table()
+    if rules not in table.rule_variants:
+        return [f"rules {rules} (paper: {paper_rules})"]
+    scored = {(r.get("set"), r.get("task")) for r in run.records}
+    changes = []
+    for set_name, task in table.rule_variants[rules]:
+        if run.records and (set_name, task) not in scored:
+            continue  # a task the run did not score is scored alike under both
+        ours, paper = (table.acceptable_labels(set_name, task, r) for r in (rules, paper_rules))  # type: ignore[arg-type]
+        change = [f"rejects {', '.join(x for x in paper if x not in ours)}" if set(paper) - set(ours) else "",
+                  f"accepts {', '.join(x for x in ours if x not in paper)}" if set(ours) - set(paper) else ""]
+        changes.append(f"{set_name} {task} {' and '.join(c for c in change if c)}")
+    if not changes:
+        return []
+    return [f"rules {rules}: {'; '.join(changes)} (paper: {paper_rules}, its appendix B.1 and Table 3)"]
 
 
 def nc_table(runs: list[Run], reference: bool = True) -> Any:
@@ -192,8 +232,26 @@ def nc_failures(runs: list[Run]) -> Any:
     return pd.DataFrame(rows, columns=["model", "set", "pattern", "top_failure_label", "share_of_failures", "others"])
 
 
+def failure_pool(run: Run) -> tuple[str, str, str]:
+    """What decides a run's failure labels: its (primary) judge, its rules and its reading of the judge's answers."""
+    signature = run.signature
+    return str(signature.get("judge") or "not recorded"), str(signature.get("rules", "paper")), run_parsing(signature)
+
+
+def nc_failure_pools(runs: list[Run]) -> list[tuple[str, list[Run]]]:
+    """The runs grouped by :func:`failure_pool`, in the order first seen, each with its name (``judge J, rules R,
+    P reading``): the paper pools Table 5 over the runs of one judge; pooling labels of other judges, or of
+    the same judge read otherwise, would count different things as one."""
+    groups: dict[tuple[str, str, str], list[Run]] = {}
+    for run in runs:
+        groups.setdefault(failure_pool(run), []).append(run)
+    return [(f"judge {judge}, rules {rules}, {parsing} reading", members) for (judge, rules, parsing), members in groups.items()]
+
+
 def nc_pooled_failures(runs: list[Run], reference: bool = True) -> Any:
     """Table 5's failure analysis pooled over every row of every run (all sets), one row per pattern.
+
+    The runs must share a judge, rules and reading (:func:`nc_failure_pools` groups them); others are an error.
 
     ``rows``, ``passed`` and ``pass_rate`` (%) pool the runs' records; ``top_failure_label`` is the label
     most failing rows carry (a row with no label counts as ``(unparsed)``, one whose request failed as
@@ -203,6 +261,10 @@ def nc_pooled_failures(runs: list[Run], reference: bool = True) -> Any:
     """
     import pandas as pd
 
+    pools = nc_failure_pools(runs)
+    if len(pools) > 1:
+        raise ValueError(f"Table 5's failure analysis pools runs of one judge and reading; these runs have "
+                         f"{len(pools)}: {'; '.join(name for name, _ in pools)} (nc_failure_pools groups them)")
     table = pattern_table()
     order = list(dict.fromkeys(p for s in table.sets for p in table.patterns(s)))
     tallies: dict[str, dict[str, Any]] = {}
@@ -237,8 +299,8 @@ def nc_pooled_failures(runs: list[Run], reference: bool = True) -> Any:
 
 def nc_judge_sanity(runs: list[Run]) -> Any:
     """Per run that has ``judge_sanity.labelled_repeat`` (the repeat baseline's runs): how often its judge
-    labelled a verbatim repeat ``Repeat`` on Repeat Request rows, and whether that is below
-    ``REPEAT_SANITY_WARNING`` (a sound judge: near 100%)."""
+    gave a verbatim repeat a label acceptable on Repeat Request rows (Repeat or Partial Repeat) there, and
+    whether that is below ``REPEAT_SANITY_WARNING`` (a sound judge: near 100%)."""
     import pandas as pd
 
     from ..nc.run import REPEAT_SANITY_WARNING

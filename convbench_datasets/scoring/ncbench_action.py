@@ -1,11 +1,21 @@
 """NC-Bench action accuracy: does a judge's label set for a model turn contain an acceptable action?
 
-The pass rule is the released aggregator's: a row passes when any parsed label is acceptable, except
-that when Silence or NonVerbal is acceptable for the row and the judge gave Silence or NonVerbal, it
-passes only if that is the only piece of the answer (silence mixed with talk is not silence; a piece
-that names no label counts as talk, as it does in the released script). Unparsed judge answers fail
-and are counted. Accuracies are percentages; the overall figure is the average of the
-patterns weighted by their row counts, as in the paper's tables.
+The pass rule is the released aggregator's: a row passes when any label is acceptable, except that
+when Silence or NonVerbal is acceptable for the row and the judge gave Silence or NonVerbal, it passes
+only if that is the only piece of the answer (silence mixed with talk is not silence; a piece that
+names no label counts as talk, as it does in the released script). Unparsed judge answers fail and are
+counted. Accuracies are percentages; the overall figure is the average of the patterns weighted by
+their row counts, as in the paper's tables.
+
+How the judge's text is read (``parsing``) is a choice of its own, recorded in the signature:
+
+- ``exact`` (the default): the released aggregator's reading, which made the paper's tables: pieces
+  cut at commas and new lines, stripped, compared case-sensitively with the label names
+  (``scoring/released_rule.py``); ``answer`` or ``Pre-Closing`` names no label.
+- ``lenient``: convbench's forgiving reading (``nc/judge_output.py``): case, spaces, hyphens, bullets,
+  quotes and trailing punctuation ignored, blank pieces dropped. It passes rows the released script
+  fails (``answer``) and fails rows it passes (``GratitudeReceipt, silence`` on a Sequence Abort row:
+  ``silence`` is Silence to it, so the sole-label clause applies): its numbers are not the paper's.
 
 Example:
     >>> out = score_actions(["Repeat", "Answer", "Silence, PreClosing", "no idea"],
@@ -16,6 +26,8 @@ Example:
     (25.0, 1, 50.0)
     >>> out["top_failure_label"]["Repeat Request"]
     'Answer'
+    >>> [score_actions(["repeat"], [["Repeat"]], parsing=p)["passed"] for p in ("exact", "lenient")]
+    [0, 1]
 """
 
 from __future__ import annotations
@@ -32,7 +44,10 @@ from .inputs import as_row_list, check_column
 from .released_rule import released_passes, released_piece_list
 
 METRIC = "ncbench_action"
-PARSINGS = ("convbench", "released")
+PARSINGS = ("exact", "lenient")  # how judge text is read; the first, the released aggregator's, is the default
+# the names signatures and inspect scores of convbench before 0.x used: "released" was the exact reading,
+# "convbench" the lenient one
+LEGACY_PARSINGS = {"released": "exact", "convbench": "lenient"}
 ERROR_LABEL = "(error)"  # how a row without a judgement (a failed request) is named in breakdowns
 _ERRORED = ParsedJudgement("", (ERROR_LABEL,))  # never acceptable, so the row fails; not unparsed
 
@@ -51,23 +66,31 @@ def judgement_passes(parsed: ParsedJudgement, acceptable: Sequence[str]) -> bool
     return not parsed.unparsed and row_passes(parsed.labels, acceptable, parsed.unrecognised)
 
 
-def _released_reading(prediction: str | None) -> ParsedJudgement:
+def _released_reading(prediction: str | None, label_set: Sequence[str] | None = None) -> ParsedJudgement:
     """The released aggregator's pieces as a judgement, for counts, agreement and the failure breakdown:
     pieces that are exactly a label name, in the judge's order, are its labels; other non-empty pieces
-    (prose, misspellings) are unrecognised, so an answer naming no label exactly counts as unparsed."""
+    (prose, misspellings) are unrecognised, so an answer naming no label exactly counts as unparsed.
+    Labels outside ``label_set`` (the row's) are flagged, as the lenient reading flags them."""
     pieces = [piece for piece in released_piece_list(prediction) if piece]
     known = known_labels()
-    return ParsedJudgement(prediction or "", tuple(p for p in pieces if p in known),
-                           unrecognised=tuple(p for p in pieces if p not in known))
+    labels = tuple(p for p in pieces if p in known)
+    out_of_set = () if label_set is None else tuple(label for label in labels if label not in set(label_set))
+    return ParsedJudgement(prediction or "", labels, out_of_set, unrecognised=tuple(p for p in pieces if p not in known))
+
+
+def parsing_name(parsing: str) -> str:
+    """``parsing`` as one of :data:`PARSINGS` (the older names ``released`` and ``convbench`` mapped); else ValueError."""
+    name = LEGACY_PARSINGS.get(parsing, parsing)
+    if name not in PARSINGS:
+        raise ValueError(f"parsing must be one of {', '.join(PARSINGS)}, got {parsing!r}")
+    return name
 
 
 def judge_row(prediction: str | None, acceptable: Sequence[str], label_set: Sequence[str] | None = None,
-              parsing: str = "convbench") -> tuple[ParsedJudgement, bool]:
+              parsing: str = PARSINGS[0]) -> tuple[ParsedJudgement, bool]:
     """One judge answer read as ``parsing`` says, and whether it passes a row with these acceptable labels."""
-    if parsing == "released":
-        return _released_reading(prediction), released_passes(prediction, acceptable)
-    if parsing != "convbench":
-        raise ValueError(f"parsing must be one of {PARSINGS}, got {parsing!r}")
+    if parsing_name(parsing) == "exact":
+        return _released_reading(prediction, label_set), released_passes(prediction, acceptable)
     parsed = parse_judge_output(prediction, label_set)
     return parsed, judgement_passes(parsed, acceptable)
 
@@ -88,7 +111,7 @@ def score_actions(
     return_rows: bool = False,
     errors: Sequence[bool] | None = None,
     tasks: Sequence[str] | None = None,
-    parsing: str = "convbench",
+    parsing: str = PARSINGS[0],
 ) -> dict[str, Any]:
     """Score judge answers against each row's acceptable labels.
 
@@ -104,9 +127,10 @@ def score_actions(
             named ``(error)`` in the failure breakdown.
         tasks: the upstream task per row (27 names, e.g. ``Detail Request-All``), for ``per_task``, the
             released aggregator's own breakdown.
-        parsing: ``convbench`` (default: lenient label matching, see ``nc/judge_output.py``) or
-            ``released``: the released aggregator's reading of the raw text, exactly (case-sensitive,
-            no spelling normalisation; ``scoring/released_rule.py``). Recorded in ``signature``.
+        parsing: ``exact`` (default: the released aggregator's reading of the raw text, case-sensitive,
+            no spelling normalisation; ``scoring/released_rule.py``) or ``lenient`` (convbench's forgiving
+            label matching, ``nc/judge_output.py``); see the module docstring. Recorded in ``signature``
+            (``released`` and ``convbench``, the older names, are taken for ``exact`` and ``lenient``).
 
     Returns:
         ``accuracy`` (0-100), ``n``, ``passed``, ``unparsed``, ``unrecognised`` (answers with pieces
@@ -122,8 +146,7 @@ def score_actions(
         label_sets = [list(s) for s in label_sets]
     if errors is not None and len(errors) != n:
         raise ValueError(f"got {n} predictions but {len(errors)} errors")
-    if parsing not in PARSINGS:
-        raise ValueError(f"parsing must be one of {PARSINGS}, got {parsing!r}")
+    parsing = parsing_name(parsing)
     failed = [bool(e) for e in errors] if errors is not None else [False] * n
     judged = [
         (_ERRORED, False) if failed[i] else judge_row(p, references[i], None if label_sets is None else label_sets[i], parsing)

@@ -4,8 +4,9 @@ No spelling is normalised and nothing is parsed beyond what the released script 
 is cut at new lines and commas; only pieces that are empty *before* stripping are dropped (so a piece of
 spaces survives as an empty label); pieces are stripped and deduplicated; a row passes when one of them
 is, case-sensitively, an acceptable label. Where Silence or NonVerbal is acceptable and the judge gave
-one of them, the row passes only if that is the sole piece. convbench's own parsing (``parsing="paper"``,
-the default for the paper's rules) is more lenient: see ``scoring/ncbench_action.py``.
+one of them, the row passes only if that is the sole piece. This is the default reading
+(``parsing="exact"``, ``--parsing exact``), with either list of acceptable labels (``--rules``);
+``parsing="lenient"`` is convbench's forgiving one: see ``scoring/ncbench_action.py``.
 
 Example:
     >>> sorted(released_pieces("Answer, Repeat\\n"))

@@ -25,8 +25,9 @@ Args:
     sets: optional list of str, the row's set, for per_set.
     label_sets: optional list of list of str, the labels offered to the judge, to count out-of-set answers.
     tasks: optional list of str, the row's upstream task (dataset column task), for per_task.
-    parsing: "convbench" (default, lenient label matching) or "released" (the released aggregator's
-        exact reading: case-sensitive, no spelling normalisation).
+    parsing: "exact" (default: the released aggregator's reading, which made the paper's tables:
+        case-sensitive, no spelling normalisation) or "lenient" (case, spaces, hyphens, punctuation and
+        blank pieces ignored; its numbers are not the paper's). Recorded in signature.
     return_rows: optional bool, add per-row passes, labels and unparsed_rows.
 Returns:
     accuracy (0-100), n, passed, unparsed, unrecognised, out_of_set, signature; with patterns
@@ -56,7 +57,7 @@ class NcbenchAction(evaluate.Metric):
         )
 
     def _compute(self, predictions, references, patterns=None, sets=None, label_sets=None, return_rows=False,
-                 tasks=None, parsing="convbench"):
+                 tasks=None, parsing="exact"):
         return score_actions(
             predictions, references, patterns=patterns, sets=sets, label_sets=label_sets, return_rows=return_rows,
             tasks=tasks, parsing=parsing,

@@ -129,21 +129,26 @@ def test_imported_run_scores_reports_and_compares(both_all: tuple[EvalLog, Any],
     assert "(accuracy points, 720 rows)" in printed and "overall" in printed and "  +0.0 " in printed
 
 
-def test_released_script_rules_match_convbench(nc_built: Path, tmp_path: Path) -> None:
-    log = run_inspect(nc(config="basic", rules="released_script", dataset=str(nc_built)), inspect_model(model_turn),
+@pytest.mark.parametrize(("rules", "parsing"), [("released_script", "exact"), ("paper", "lenient"),
+                                               ("released_script", "lenient")])
+def test_other_rules_and_readings_match_convbench(nc_built: Path, tmp_path: Path, rules: str, parsing: str) -> None:
+    # the default (paper, exact) is both_all's; each other combination gives inspect convbench's numbers too
+    log = run_inspect(nc(config="basic", rules=rules, parsing=parsing, dataset=str(nc_built)), inspect_model(model_turn),
                       tmp_path / "logs", grader=inspect_model(judge_answer, "mockllm/judge"), limit=LIMIT)
     run = run_nc(model=ScriptedBackend(model_turn), judge=ScriptedBackend(judge_answer, "judge"), out=tmp_path / "run",
-                 config="basic", rules="released_script", limit=LIMIT, dataset=nc_built, cache=tmp_path / "c.sqlite",
-                 progress=False)
-    lenient = run_nc(model=ScriptedBackend(model_turn), judge=ScriptedBackend(judge_answer, "judge"),
-                     out=tmp_path / "lenient", config="basic", limit=LIMIT, dataset=nc_built, cache=tmp_path / "c.sqlite",
-                     progress=False)
+                 config="basic", rules=rules, parsing=parsing, limit=LIMIT, dataset=nc_built,
+                 cache=tmp_path / "c.sqlite", progress=False)
+    exact = run_nc(model=ScriptedBackend(model_turn), judge=ScriptedBackend(judge_answer, "judge"),
+                   out=tmp_path / "exact", config="basic", rules=rules, limit=LIMIT, dataset=nc_built,
+                   cache=tmp_path / "c.sqlite", progress=False)
     metrics = reported(log)
     assert metrics["accuracy"] == run.results["accuracy"] and metrics["unparsed"] == run.results["unparsed"]
     assert metrics["basic"] == run.results["per_set"]["basic"]
-    # the exact reading fails "answer" and "pre-closing", which the lenient one accepts
-    assert run.results["accuracy"] < lenient.results["accuracy"]
-    assert import_inspect_log(log, tmp_path / "imported").results["signature"]["rules"] == "released_script"
+    # the lenient reading passes "answer" and "pre-closing" where the released aggregator's exact one fails them
+    assert (run.results["accuracy"] > exact.results["accuracy"]) is (parsing == "lenient")
+    imported = import_inspect_log(log, tmp_path / "imported").results
+    assert (imported["signature"]["rules"], imported["signature"]["parsing"]) == (rules, parsing)
+    assert imported["accuracy"] == run.results["accuracy"]
 
 
 def test_convbench_judge_template_matches_convbench(nc_built: Path, tmp_path: Path) -> None:
@@ -235,6 +240,8 @@ def test_bad_task_arguments_are_named(nc_built: Path) -> None:
         nc(config="basics", dataset=str(nc_built))
     with pytest.raises(ValueError, match="rules must be one of paper, released_script, got 'exact'"):
         nc(rules="exact", dataset=str(nc_built))
+    with pytest.raises(ValueError, match="parsing must be one of exact, lenient, got 'paper'"):
+        nc(parsing="paper", dataset=str(nc_built))
     with pytest.raises(ValueError, match="fill_request_details applies to the released judge prompt only"):
         nc(template="convbench", fill_request_details=True, dataset=str(nc_built))
 

@@ -99,6 +99,7 @@ def test_score_from_lm_eval_is_run_nc_on_the_same_answers(basic_samples: tuple[P
     assert reported(results, "convbench_nc_basic") == {"bypass": 999}  # lm-eval's "no metric": the score is convbench's
     signature = written["signature"]
     assert signature["model"] == "lm-eval:ScriptedLM" and signature["limit"] is None
+    assert (signature["rules"], signature["parsing"]) == ("paper", "exact")  # the paper's setup, as convbench run nc
     harness = signature["harness"]
     assert harness["name"] == "lm-eval" and harness["version"] == lm_eval.__version__
     assert harness["task"] == "convbench_nc_basic" and harness["samples"] == str(samples)
@@ -110,20 +111,22 @@ def test_score_from_lm_eval_is_run_nc_on_the_same_answers(basic_samples: tuple[P
 
 
 def test_a_judge_model_and_limit_match_run_nc(nc_built: Path, tmp_path: Path) -> None:
-    # the `all` config cut with --limit, a scripted judge, the released script's rules, in Python
+    # the `all` config cut with --limit, a scripted judge, the released script's rules read leniently, in Python
     out = tmp_path / "lm-eval"
     run_lm_eval(["convbench_nc"], ScriptedLM(model_turn), metadata={"convbench_dataset": str(nc_built)}, limit=60, out=out)
     ours = score_lm_eval_samples(samples_file(out, "convbench_nc"), judge=ScriptedBackend(judge_answer, "judge"),
-                                 out=tmp_path / "ours", rules="released_script", dataset=nc_built,
+                                 out=tmp_path / "ours", rules="released_script", parsing="lenient", dataset=nc_built,
                                  cache=tmp_path / "c.sqlite", progress=False)
     theirs = run_nc(model=ScriptedBackend(model_turn), judge=ScriptedBackend(judge_answer, "judge"), out=tmp_path / "run",
-                    config="all", limit=60, rules="released_script", dataset=nc_built, cache=tmp_path / "d.sqlite",
+                    config="all", limit=60, rules="released_script", parsing="lenient", dataset=nc_built,
+                    cache=tmp_path / "d.sqlite",
                     progress=False)
     _same_run(ours, theirs)
     assert ours.results["signature"]["limit"] == 60 and ours.results["unparsed"] > 0
+    assert (ours.results["signature"]["rules"], ours.results["signature"]["parsing"]) == ("released_script", "lenient")
     # judge answers are cached as convbench run caches them: scoring again asks the judge nothing
     again = score_lm_eval_samples(samples_file(out, "convbench_nc"), judge=ScriptedBackend(judge_answer, "judge"),
-                                  out=tmp_path / "again", rules="released_script", dataset=nc_built,
+                                  out=tmp_path / "again", rules="released_script", parsing="lenient", dataset=nc_built,
                                   cache=tmp_path / "c.sqlite", progress=False)
     assert again.results["stats"]["judge_cache_hits"] == 60 and again.results["accuracy"] == ours.results["accuracy"]
 
@@ -133,13 +136,16 @@ def test_several_judges_as_in_convbench_run(basic_samples: tuple[Path, dict[str,
     samples, _, _ = basic_samples
     out = tmp_path / "from-lm-eval"
     assert main(["score", "--from-lm-eval", str(samples), "--judge", "baseline:smoke-judge", "--judge", "baseline:silence",
-                 "--out", str(out), "--dataset", str(nc_built), "--cache", str(tmp_path / "c.sqlite"), "--no-progress"]) == 0
+                 "--out", str(out), "--dataset", str(nc_built), "--cache", str(tmp_path / "c.sqlite"), "--no-progress",
+                 "--parsing", "lenient"]) == 0
     expected = run_nc(model=ScriptedBackend(model_turn), judge=["baseline:smoke-judge", "baseline:silence"],
-                      out=tmp_path / "run", config="basic", dataset=nc_built, cache=tmp_path / "d.sqlite", progress=False)
+                      out=tmp_path / "run", config="basic", dataset=nc_built, cache=tmp_path / "d.sqlite", progress=False,
+                      parsing="lenient")
     written = json.loads((out / "results.json").read_text(encoding="utf-8"))
     assert written["per_judge"] == expected.results["per_judge"]
     assert written["judge_agreement"] == expected.results["judge_agreement"]
     assert written["signature"]["judges"] == ["baseline:smoke-judge", "baseline:silence"]
+    assert written["signature"]["parsing"] == "lenient"  # --parsing reaches the run (its default: exact, above)
 
 
 def _edit(samples: Path, tmp_path: Path, change) -> Path:  # type: ignore[no-untyped-def]

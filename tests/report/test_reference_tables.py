@@ -44,9 +44,9 @@ ANSWERS_A = ["Repeat", "Partial Repeat", "Paraphrase", "Paraphrase, Example", "A
 ANSWERS_B = ["Repeat", "Paraphrase", "Other", "", "Answer", "Answer", "Answer", "Other",
              "DetailRequestGrounded", "DetailRequestGrounded"]
 PAPER_SIGNATURE = {"judge": "openai:mistralai/Mistral-Large-Instruct-2411", "judge_template": "released",
-                   "generation": {"max_new_tokens": 1024, "temperature": 0.0}}
+                   "generation": {"max_new_tokens": 1024, "temperature": 0.0}, "rules": "paper", "parsing": "exact"}
 OTHER_SIGNATURE = {"judge": "openai:gpt-4o", "judge_template": "builtin",
-                   "generation": {"max_new_tokens": 1024, "temperature": 0.0}}
+                   "generation": {"max_new_tokens": 1024, "temperature": 0.0}, "rules": "paper", "parsing": "exact"}
 
 
 def _records(answers: list[str], layout: list[tuple[str, str, str, list[str]]] = LAYOUT) -> list[dict]:
@@ -144,7 +144,7 @@ def test_no_reference_hides_the_published_results(two_runs: list[Path], tmp_path
         page = (out / "report.html").read_text(encoding="utf-8")
         assert MARK not in page and "(paper" not in page and "class=paper" not in page
         assert "not directly comparable" not in page
-        for name in ("nc_basic", "nc_accuracy", "nc_pooled_failures"):
+        for name in ("nc_basic", "nc_accuracy", "nc_pooled_failures_1", "nc_pooled_failures_2"):  # two judges: two pools
             for ext in ("md", "csv"):
                 assert MARK not in (out / "tables" / f"{name}.{ext}").read_text(encoding="utf-8"), (name, ext)
 
@@ -172,14 +172,16 @@ def test_per_task_table_from_results_and_from_records(two_runs: list[Path], tmp_
     assert (tmp_path / "report" / "tables" / "nc_tasks.csv").is_file()
 
 
-def test_failures_pooled_over_runs_beside_table_5(two_runs: list[Path], tmp_path: Path) -> None:
-    # By hand, over both runs and all sets:
+def test_failures_pooled_over_runs_beside_table_5(tmp_path: Path) -> None:
+    # Both runs judged by the paper's judge and read exactly. By hand, over both runs and all sets:
     # Repeat Request: 8 rows, passed a:2 + b:1 = 3 -> 37.5%; failing 5 carry Paraphrase (a row 2, a row 3,
     #   b row 1), Example (a row 3), Other (b row 2), (unparsed) (b row 3): Paraphrase 3/5 = 60%.
     # Detail Request: 8 rows, passed a:3 + b:2 = 5 -> 62.5%; failing 3: Answer (a row 9, b row 6), Other
     #   (b row 7): Answer 2/3 = 66.67%.
     # Inquiry: 4 rows, passed a:1 + b:2 = 3 -> 75%; failing 1: Other 1/1 = 100%.
     # Sorted by pass rate, lowest first, as Table 5.
+    two_runs = [_write(tmp_path / "a", "hf:model-a", ANSWERS_A, PAPER_SIGNATURE),
+                _write(tmp_path / "b", "hf:model-b", ANSWERS_B, PAPER_SIGNATURE)]
     frame = nc_pooled_failures(load_runs(two_runs))
     assert list(frame.index) == ["Repeat Request", "Detail Request", "Inquiry"]
     assert list(frame["rows"]) == [8, 8, 4] and list(frame["passed"]) == [3, 5, 3]
@@ -194,6 +196,36 @@ def test_failures_pooled_over_runs_beside_table_5(two_runs: list[Path], tmp_path
     write_report(two_runs, tmp_path / "report")
     lines = (tmp_path / "report" / "tables" / "nc_pooled_failures.md").read_text(encoding="utf-8").splitlines()
     assert "| Repeat Request | 8 | 3 | 37.50 | Paraphrase | 60.00 | 21.20 | Paraphrase | 71.00 |" in lines
+
+
+def test_failures_are_pooled_only_over_runs_of_one_judge_and_reading(two_runs: list[Path], tmp_path: Path) -> None:
+    # model-a: the paper's judge; model-b: gpt-4o; model-a again, read leniently: three pools of one run each.
+    # Each pool's Repeat Request row by hand, from its own run only: model-a 2 of 4 pass (50%), failing rows
+    # Paraphrase (rows 2, 3) and Example (row 3): Paraphrase 2/2 = 100%; model-b 1 of 4 (25%), failing
+    # Paraphrase, Other, (unparsed): 1/3 each, the alphabetically first wins the tie: (unparsed).
+    lenient = _write(tmp_path / "lenient", "hf:model-a", ANSWERS_A, {**PAPER_SIGNATURE, "parsing": "lenient"})
+    runs = load_runs([*two_runs, lenient])
+    from convbench_datasets.report.tables import nc_failure_pools
+
+    pools = nc_failure_pools(runs)
+    assert [name for name, _ in pools] == [
+        "judge openai:mistralai/Mistral-Large-Instruct-2411, rules paper, exact reading",
+        "judge openai:gpt-4o, rules paper, exact reading",
+        "judge openai:mistralai/Mistral-Large-Instruct-2411, rules paper, lenient reading"]
+    assert [[r.path for r in members] for _, members in pools] == [[two_runs[0]], [two_runs[1]], [lenient]]
+    with pytest.raises(ValueError, match="pools runs of one judge and reading; these runs have 3"):
+        nc_pooled_failures(runs)
+    page = write_report([*two_runs, lenient], tmp_path / "report").read_text(encoding="utf-8")
+    tables = tmp_path / "report" / "tables"
+    assert not (tables / "nc_pooled_failures.md").exists()
+    expected = {1: "| Repeat Request | 4 | 2 | 50.00 | Paraphrase | 100.00 |",
+                2: "| Repeat Request | 4 | 1 | 25.00 | (unparsed) | 33.33 |",
+                3: "| Repeat Request | 4 | 2 | 50.00 | Paraphrase | 100.00 |"}
+    for number, row in expected.items():
+        lines = (tables / f"nc_pooled_failures_{number}.md").read_text(encoding="utf-8").splitlines()
+        assert any(line.startswith(row) for line in lines), (number, lines)
+        assert lines[-1].startswith(f"Pooled over 1 run(s) with {pools[number - 1][0]}")
+    assert "Top failures pooled over 1 run(s), judge openai:gpt-4o, rules paper, exact reading" in page
 
 
 @pytest.mark.parametrize(("repeats", "warned"), [(18, False), (17, True)])
@@ -212,19 +244,44 @@ def test_judge_sanity_shown_with_a_warning_below_90(repeats: int, warned: bool, 
     assert "<h3>Judge sanity</h3>" in page and f"<td>{100.0 * repeats / 20:.2f}</td>" in page
     assert ("class='warning judge-sanity'" in page) is warned
     if warned:
-        assert "labels verbatim repeats Repeat on only 85.0% of Repeat Request rows" in page
+        assert "labels verbatim repeats Repeat or Partial Repeat on only 85.0% of Repeat Request rows" in page
 
 
 def test_paper_differences_name_partial_runs_other_rules_and_filled_details(tmp_path):
     from convbench_datasets.report.runs import Run
     from convbench_datasets.report.tables import nc_paper_differences
 
+    # the paper's setup (paper_results.yaml: rules paper, exact reading; the released judge limit, 128)
     paper_like = {"judge": "openai:mistralai/Mistral-Large-Instruct-2411", "judge_template": "released",
-                  "generation": {"max_new_tokens": 1024, "temperature": 0.0}, "rules": "paper", "parsing": "convbench",
+                  "generation": {"max_new_tokens": 1024, "temperature": 0.0}, "rules": "paper", "parsing": "exact",
+                  "judge_generation": {"max_new_tokens": 128, "temperature": 0.0},
                   "limit": None, "fill_request_details": False}
-    run = Run("m", tmp_path, "nc", {"signature": paper_like}, [])
+    rag = [{"set": "rag", "task": "incremental-self-correction"}, {"set": "rag", "task": "inquiry"}]
+    run = Run("m", tmp_path, "nc", {"signature": paper_like}, rag)
     assert nc_paper_differences(run) == []
-    for change, needle in [({"limit": 3}, "first 3 rows"), ({"rules": "released_script", "parsing": "released"}, "rules"),
-                           ({"fill_request_details": True}, "request details filled")]:
-        other = Run("m", tmp_path, "nc", {"signature": {**paper_like, **change}}, [])
-        assert any(needle in d for d in nc_paper_differences(other)), change
+    old_name = Run("m", tmp_path, "nc", {"signature": {**paper_like, "parsing": "released"}}, rag)
+    assert nc_paper_differences(old_name) == []  # "released" was the exact reading's name
+    lenient = "lenient reading of judge answers (paper: the released aggregator's exact reading)"
+    for change, expected in [
+        ({"limit": 3}, "only the first 3 rows (--limit): cells cover part of each pattern"),
+        ({"parsing": "lenient"}, lenient),
+        ({"parsing": "convbench"}, lenient),  # the lenient reading's older name
+        ({"rules": "released_script"}, "rules released_script: rag incremental-self-correction rejects Answer "
+                                       "(paper: paper, its appendix B.1 and Table 3)"),
+        ({"fill_request_details": True}, "request details filled in the judge prompt (the released pipeline leaves "
+                                         "them empty)"),
+        ({"judge_generation": {"max_new_tokens": 256, "temperature": 0.0}},
+         "judge decoding temperature 0.0, 256 new tokens (released pipeline: greedy, 128)"),
+    ]:
+        other = Run("m", tmp_path, "nc", {"signature": {**paper_like, **change}}, rag)
+        assert nc_paper_differences(other) == [expected], change
+    # a run whose signature does not record its reading was read leniently: flagged, and said so
+    unrecorded = Run("m", tmp_path, "nc", {"signature": {k: v for k, v in paper_like.items() if k != "parsing"}}, rag)
+    assert nc_paper_differences(unrecorded) == [
+        "lenient reading of judge answers (not recorded by the run: read so before convbench recorded it) "
+        "(paper: the released aggregator's exact reading)"]
+    # the released script's rules differ from the paper's on one rag task only: a run that did not score it
+    # has the paper's numbers
+    basic = Run("m", tmp_path, "nc", {"signature": {**paper_like, "rules": "released_script"}},
+                [{"set": "basic", "task": "inquiry"}])
+    assert nc_paper_differences(basic) == []

@@ -281,5 +281,5 @@ def test_each_judge_gets_its_own_sanity_check_and_warning(nc_built: Path, tmp_pa
     assert sanity == {"baseline:smoke-judge": 100.0, "baseline:silence": 0.0}
     assert results["judge_sanity"]["labelled_repeat"] == 100.0
     err = capsys.readouterr().err
-    assert "judge baseline:silence labels verbatim repeats Repeat on only 0.0%" in err
+    assert "judge baseline:silence labels verbatim repeats Repeat or Partial Repeat on only 0.0%" in err
     assert "baseline:smoke-judge labels" not in err

@@ -35,8 +35,9 @@ REPEAT = ["Repeat", "Partial Repeat"]
         ("nothing useful", REPEAT, False),          # unparsed fails
     ],
 )
-def test_pass_rule(answer: str, acceptable: list[str], passes: bool) -> None:
-    assert score_actions([answer], [acceptable])["passed"] == int(passes)
+@pytest.mark.parametrize("parsing", ["exact", "lenient"])  # well-formed answers: both readings agree
+def test_pass_rule(answer: str, acceptable: list[str], passes: bool, parsing: str) -> None:
+    assert score_actions([answer], [acceptable], parsing=parsing)["passed"] == int(passes)
 
 
 def test_per_pattern_and_weighted_overall() -> None:

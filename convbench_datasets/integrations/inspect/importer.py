@@ -183,16 +183,17 @@ def _output(sample: EvalSample) -> str:
 
 
 def _nc_records(samples: list[EvalSample], settings: Mapping[str, Any]) -> list[dict[str, Any]]:
-    from ...nc.run import _record
+    from ...nc.run import _record, run_parsing
 
     records = []
+    parsing = run_parsing(settings)  # the scorer's reading (logs that do not record it were read leniently)
     for sample in samples:
         row, score = dict(sample.metadata), _score(sample, _SCORE_KEYS["nc"])
         response = _output(sample)
         if score is None or _stopped(sample):  # stopped, or generation or judge failed: the row fails with an error
             failed = Generation("", error=_failure(sample))
             gen, jud = (Generation(response), failed) if response and sample.limit is None else (failed, Generation(""))
-            records.append(_record(row, gen, jud, None, None, settings["rules"]))  # type: ignore[arg-type]
+            records.append(_record(row, gen, jud, None, None, settings["rules"], parsing=parsing))  # type: ignore[arg-type]
             continue
         judged = score.metadata or {}
         finish, judge_finish = judged.get("finish_reason"), judged.get("judge_finish_reason")
@@ -203,7 +204,7 @@ def _nc_records(samples: list[EvalSample], settings: Mapping[str, Any]) -> list[
         gen = Generation(response, completion_tokens=judged.get("completion_tokens") or 0, finish_reason=finish,
                          error=model_error)
         jud = Generation(judged["judge_output"], finish_reason=judge_finish, error=None if model_error else judge_error)
-        records.append(_record(row, gen, jud, None, None, settings["rules"]))  # type: ignore[arg-type]
+        records.append(_record(row, gen, jud, None, None, settings["rules"], parsing=parsing))  # type: ignore[arg-type]
     return records
 
 

@@ -3,8 +3,9 @@
 Each sample is an NC-Bench row (its ``messages`` as the chat input, the row as metadata); the
 solver is the model's next turn (greedy, 1,024 tokens by default, as the paper); the scorer asks
 the grader with convbench's judge prompt (``judge_messages``: the released wording by default),
-reads the answer with convbench's parser and applies the pass rule of the chosen ``rules``
-(``judge_row``: ``paper`` or ``released_script``). The metric is convbench's ``score_actions`` over
+reads the answer as ``parsing`` says (``exact``, the released aggregator's reading, by default; or
+``lenient``) and applies the pass rule with the acceptable labels of the chosen ``rules`` (``paper``, the
+default, or ``released_script``), through ``judge_row``, as ``convbench run nc``. The metric is convbench's ``score_actions`` over
 the epoch's samples: overall accuracy (row-weighted over patterns), per set, per set and pattern,
 in percent like the paper's tables, and counts: ``n`` samples scored, ``unparsed`` judge answers,
 ``errors``.
@@ -29,9 +30,10 @@ from inspect_ai.solver import TaskState, generate
 from ...nc.judge_prompt import TemplateChoice, judge_messages, resolve_template, template_name
 from ...nc.patterns import pattern_table
 from ...nc.released_prompt import ReleasedPrompt
-from ...nc.run import CONFIGS, JUDGE_MAX_NEW_TOKENS, PARSING_OF_RULES
+from ...nc.patterns import RULES
+from ...nc.run import CONFIGS, JUDGE_MAX_NEW_TOKENS
 from ...nc.run import read_rows as _rows
-from ...scoring.ncbench_action import judge_row, score_actions
+from ...scoring.ncbench_action import judge_row, parsing_name, score_actions
 from ._common import (
     chat_messages,
     finish_reason,
@@ -61,6 +63,7 @@ def nc(
     judge: str | None = None,
     template: str = "released",
     rules: str = "paper",
+    parsing: str = "exact",
     fill_request_details: bool = False,
     max_tokens: int = 1024,
     judge_max_tokens: int = JUDGE_MAX_NEW_TOKENS,
@@ -74,7 +77,9 @@ def nc(
         judge: the judge model (``provider/model``); an eval's ``--model-role grader=...`` takes precedence.
         template: the judge prompt: ``released`` (the released pipeline's, comparable with the paper),
             ``convbench`` (convbench's wording) or a YAML template file.
-        rules: ``paper`` (lenient label reading) or ``released_script`` (the released aggregator's, exactly).
+        rules: which labels pass: ``paper`` (the paper's) or ``released_script`` (the released aggregator's list).
+        parsing: how the grader's answers are read: ``exact`` (the released aggregator's reading, which made
+            the paper's tables) or ``lenient`` (convbench's; not the paper's numbers).
         fill_request_details: put the row's request details into the released prompt (which leaves them empty).
         max_tokens: the model's token limit (greedy decoding).
         judge_max_tokens: the judge's token limit.
@@ -83,8 +88,9 @@ def nc(
     """
     if config not in CONFIGS:
         raise ValueError(f"unknown NC-Bench config {config!r}; choose one of {', '.join(CONFIGS)}")
-    if rules not in PARSING_OF_RULES:
-        raise ValueError(f"rules must be one of {', '.join(PARSING_OF_RULES)}, got {rules!r}")
+    if rules not in RULES:
+        raise ValueError(f"rules must be one of {', '.join(RULES)}, got {rules!r}")
+    parsing = parsing_name(parsing)
     rows = _rows(config, dataset, sources)
     wording = resolve_template(template, sources=sources)
     if fill_request_details and not isinstance(wording, ReleasedPrompt):
@@ -93,7 +99,7 @@ def nc(
     settings = {
         "config": config, "judge_template": template_name(wording), "judge_template_sha256": wording.sha256,
         "first_line_only": True, "fill_request_details": fill_request_details, "rules": rules,
-        "parsing": PARSING_OF_RULES[rules],  # the model's decoding is the log's (plan.config): -T or --max-tokens
+        "parsing": parsing,  # the model's decoding is the log's (plan.config): -T or --max-tokens
         "judge_generation": {"max_new_tokens": judge_max_tokens, "temperature": 0.0},
     }
     samples = [nc_sample(row) for row in rows]
@@ -101,7 +107,7 @@ def nc(
         setup=require_grader("convbench/nc"),
         dataset=MemoryDataset(samples, name=f"convbench/nc/{config}"),
         solver=generate(),
-        scorer=ncbench_judge(template=template, rules=rules, fill_request_details=fill_request_details,
+        scorer=ncbench_judge(template=template, rules=rules, parsing=parsing, fill_request_details=fill_request_details,
                              max_tokens=judge_max_tokens, sources=sources),
         config=greedy(max_tokens),
         model_roles=judge_roles(judge),  # type: ignore[arg-type]
@@ -124,7 +130,8 @@ def ncbench_action() -> Metric:
 def _epoch_scores(scores: list[SampleScore]) -> dict[str, float | int | None]:
     rows = [s.sample_metadata or {} for s in scores]
     judged = [s.score.metadata or {} for s in scores]
-    parsing = {j.get("parsing", "convbench") for j in judged}
+    # a score without "parsing" is from a log made before it was recorded: read leniently then (as nc.run.run_parsing)
+    parsing = {parsing_name(j.get("parsing", "lenient")) for j in judged}
     if len(parsing) != 1:
         raise ValueError(f"the scores mix judge-answer readings {sorted(parsing)}: score one reading at a time")
     failed = [j.get("error") is not None for j in judged]  # scores of logs made before errors were recorded: none
@@ -143,11 +150,12 @@ def _epoch_scores(scores: list[SampleScore]) -> dict[str, float | int | None]:
 def ncbench_judge(
     template: str = "released",
     rules: str = "paper",
+    parsing: str = "exact",
     fill_request_details: bool = False,
     max_tokens: int = JUDGE_MAX_NEW_TOKENS,
     sources: str | None = None,
 ) -> Scorer:
-    """Judge the model's turn with convbench's judge prompt, parser and pass rule.
+    """Judge the model's turn with convbench's judge prompt, the chosen reading (``parsing``) and pass rule.
 
     The score is ``C`` (pass) or ``I``; its explanation shows the judge's raw answer and the labels
     read from it, its metadata everything ``convbench import-inspect`` needs for a run folder. A model
@@ -155,7 +163,7 @@ def ncbench_judge(
     a judge reply that is none fails it with ``judge: ...`` (as ``convbench run nc`` records them).
     """
     wording: TemplateChoice = resolve_template(template, sources=sources)
-    parsing = PARSING_OF_RULES[rules]
+    parsing = parsing_name(parsing)
     table = pattern_table()
 
     async def score(state: TaskState, target: Target) -> Score:
