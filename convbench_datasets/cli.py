@@ -14,7 +14,7 @@ from typing import Any
 
 from ._console import LEVELS, detach_stdout, plain_warnings, set_verbosity, stdout_closed, warn
 from ._version import __version__
-from .benchmark import non_negative as _non_negative
+from .counts import MAX_RESAMPLES, MAX_SEED, count_flag
 from .benchmark import positive as _positive
 from .extras import missing_module_message
 from .errors import ConvbenchError
@@ -115,7 +115,8 @@ def _parser() -> argparse.ArgumentParser:
                             "ratings (JSON Lines, format in the CoCoEvalBench card) and a `convbench run cocoeval` folder")
     agree.add_argument("--label-mode", choices=["first", "set"],
                        help="nc: compare each row's first label (default) or its whole label set")
-    agree.add_argument("--bootstrap", type=_non_negative, default=1000, metavar="N", help="bootstrap resamples (default 1000)")
+    agree.add_argument("--bootstrap", type=count_flag(0, MAX_RESAMPLES), default=1000, metavar="N",
+                       help=f"bootstrap resamples (default 1000, at most {MAX_RESAMPLES:,})")
     agree.add_argument("--rules", choices=["paper", "released_script"],
                        help="nc: acceptable labels used when a row gives only set + task (default paper)")
     agree.add_argument("--taxonomy", metavar="FILE",
@@ -123,7 +124,7 @@ def _parser() -> argparse.ArgumentParser:
     agree.add_argument("--bootstrap-unit", choices=["continuation", "source_conversation"],
                        help="cocoeval: what the bootstrap resamples: each rated continuation (default, the paper's "
                             "conversations) or whole source conversations (meetings, debates)")
-    agree.add_argument("--seed", type=int, default=0)
+    agree.add_argument("--seed", type=count_flag(0, MAX_SEED), default=0)
     agree.add_argument("--json", action="store_true", help="print the result as JSON")
     run = _command(commands, "run", "generate, judge and score a benchmark with a model")
     run.add_argument("name", choices=list(_run_registry()), help="benchmark")
@@ -182,8 +183,9 @@ def _parser() -> argparse.ArgumentParser:
     compare = _command(commands, "compare", "paired significance test of two NC-Bench runs on the same rows")
     compare.add_argument("run_a")
     compare.add_argument("run_b")
-    compare.add_argument("--resamples", type=_positive, default=1000)
-    compare.add_argument("--seed", type=int, default=0)
+    compare.add_argument("--resamples", type=count_flag(1, MAX_RESAMPLES), default=1000,
+                         help=f"bootstrap and randomisation resamples (default 1000, at most {MAX_RESAMPLES:,})")
+    compare.add_argument("--seed", type=count_flag(0, MAX_SEED), default=0)
 
     publish = _command(commands, "publish", "upload a built dataset (or, with `metric`, a metric Space) to the Hub")
     publish.add_argument("what", nargs="+", metavar="NAME", help="a benchmark name, or: metric METRIC_NAME")
@@ -208,7 +210,7 @@ def _parser() -> argparse.ArgumentParser:
     export.add_argument("--config", default="all", help="a source or all (default)")
     export.add_argument("--prompt", choices=["vanilla", "taxonomy"], default="vanilla", help="the simulation prompt")
     export.add_argument("--taxonomy", metavar="FILE", help="your behaviour taxonomy (YAML), for --prompt taxonomy")
-    export.add_argument("--seed", type=int, default=0, help="seed of the random start turns (default 0)")
+    export.add_argument("--seed", type=count_flag(0, MAX_SEED), default=0, help="seed of the random start turns (default 0)")
     export.add_argument("--no-repetition-countermeasure", action="store_true",
                         help="prompts and targets without the paper's copy of the last 5 turns first (the runner's "
                              "default has it; use this for runs with --no-repetition-countermeasure)")

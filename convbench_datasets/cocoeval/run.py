@@ -45,6 +45,7 @@ from dataclasses import dataclass, replace
 from typing import Any
 
 from ..benchmark import Executed, Option, declare, make_plan, non_negative, positive
+from ..counts import MAX_NEW_TOKENS, MAX_REPAIRS, MAX_RESAMPLES, check_count, check_seed
 from ..errors import ConvbenchError
 from ..runner.backends import Backend, GenerationParams
 from ..runner.cache import ResponseCache
@@ -172,6 +173,10 @@ class CoCoEvalPlan:
     sources: Any = None
 
     def __post_init__(self) -> None:
+        check_count("turns_per_call", self.turns_per_call, least=1)  # counted first: 5.0 would pass `in`
+        check_count("max_repairs", self.max_repairs, most=MAX_REPAIRS)
+        check_count("n_bootstrap (--bootstrap)", self.n_bootstrap, most=MAX_RESAMPLES)
+        check_seed("seed", self.seed)
         if self.turns_per_call not in TURNS_PER_CALL:
             raise ConvbenchError(f"turns per call must be one of {TURNS_PER_CALL}, got {self.turns_per_call}")
         if self.prompt not in PROMPT_STYLES:
@@ -180,8 +185,8 @@ class CoCoEvalPlan:
             raise ConvbenchError(f"bootstrap unit must be one of {BOOTSTRAP_UNITS}, got {self.bootstrap_unit!r}")
         for name, value in (("max_new_tokens", self.max_new_tokens), ("tokens_per_turn", self.tokens_per_turn),
                             ("judge_max_new_tokens", self.judge_max_new_tokens)):
-            if value is not None and value < 1:
-                raise ConvbenchError(f"{name} must be at least 1, got {value}")
+            if value is not None:
+                check_count(name, value, least=1, most=MAX_NEW_TOKENS)
         self.behaviours = load_taxonomy(self.taxonomy)
         self.copied = COPIED_TURNS if self.repetition_countermeasure else 0
         self.params = GenerationParams(

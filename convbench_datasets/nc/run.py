@@ -38,6 +38,7 @@ from pathlib import Path
 from typing import Any
 
 from ..benchmark import Executed, Option, declare, make_plan, positive
+from ..counts import MAX_NEW_TOKENS, check_count
 from ..errors import ConvbenchError
 from ..runner.backends import Backend, Generation, GenerationParams
 from ..runner.cache import ResponseCache
@@ -167,8 +168,8 @@ class NCPlan:
         if self.rules not in RULES:
             raise ConvbenchError(f"rules must be 'paper' or 'released_script', got {self.rules!r}")
         self.parsing = _parsing(self.parsing)
-        if self.max_new_tokens < 1 or self.judge_max_new_tokens < 1:
-            raise ConvbenchError("token limits must be at least 1")
+        for name, value in (("max_new_tokens", self.max_new_tokens), ("judge_max_new_tokens", self.judge_max_new_tokens)):
+            check_count(name, value, least=1, most=MAX_NEW_TOKENS)
         self.template = resolve_template(self.template, sources=self.sources)
         if isinstance(self.template, ReleasedPrompt) and not self.first_line_only:
             raise ConvbenchError("the released judge prompt judges the first line only; "

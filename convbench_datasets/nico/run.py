@@ -27,6 +27,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ..benchmark import Executed, Option, declare, make_plan, non_negative, positive
+from ..counts import MAX_LAYER, MAX_NEW_TOKENS, check_count
 from ..errors import ConvbenchError
 from ..runner.backends import Backend, GenerationParams
 from ..runner.cache import ResponseCache
@@ -173,12 +174,13 @@ class NICOPlan:
         if self.bertscore_layer is not None and not self.bertscore:
             raise ConvbenchError(f"--bertscore-layer needs --bertscore MODEL (bertscore_layer={self.bertscore_layer} "
                                  "needs bertscore=True)")
-        if self.bertscore_layer is not None and self.bertscore_layer < 0:
-            raise ConvbenchError(f"a BERTScore layer must be 0 or more, got {self.bertscore_layer}")
+        if self.bertscore_layer is not None:
+            check_count("bertscore_layer (--bertscore-layer)", self.bertscore_layer, most=MAX_LAYER)
         if self.task not in TASKS:
             raise ConvbenchError(f"unknown NICO task {self.task!r}; choose one of {', '.join(TASKS)}")
-        if self.shots not in SHOTS:
+        if check_count("shots", self.shots) not in SHOTS:  # counted first: 3.0 and True would pass `in`
             raise ConvbenchError(f"shots must be 0 or 3, got {self.shots}")
+        check_count("max_new_tokens", self.max_new_tokens, least=1, most=MAX_NEW_TOKENS)
         self.params = GenerationParams(max_new_tokens=self.max_new_tokens)
 
     def rows(self) -> list[dict[str, Any]]:

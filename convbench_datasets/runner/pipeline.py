@@ -28,6 +28,7 @@ from typing import Any
 
 from .._version import __version__
 from ..benchmark import Benchmark
+from ..counts import check_count
 from ..errors import ConvbenchError
 from .backends import Backend
 from .cache import ResponseCache
@@ -86,8 +87,8 @@ def run(
     max_error_rate = checked_rate(max_error_rate)
     if shard is not None:
         shard = check_shard(shard)
-    if limit is not None and limit < 1:
-        raise ConvbenchError(f"--limit must be at least 1, got {limit}")
+    if limit is not None:
+        limit = check_count("--limit", limit, least=1)  # a float, NaN or bool is refused, not sliced or run as 1
     judges = _judges(bench, judge)
     options = _judge_options(judge_options, len(judges))
     plan = bench.plan(settings, dataset=dataset, sources=sources)

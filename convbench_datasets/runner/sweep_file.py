@@ -38,6 +38,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from ..counts import MAX_BATCH_SIZE, MAX_CONCURRENCY, CountError, check_count, check_seconds
 from ..errors import ConvbenchError
 from .error_rate import DEFAULT_MAX_ERROR_RATE, checked_rate
 
@@ -335,15 +336,16 @@ def _backend_options(data: Mapping[str, Any], where: str, problems: Problems) ->
                 continue
             options[key] = value
         elif key in ("concurrency", "batch_size"):
-            if isinstance(value, bool) or not isinstance(value, int) or value < 1:
-                problems.add(path, f"expected a whole number of at least 1, got {value!r}")
-                continue
-            options[key] = value
+            try:  # the backends' own bounds
+                options[key] = check_count(key, value, least=1,
+                                           most=MAX_CONCURRENCY if key == "concurrency" else MAX_BATCH_SIZE)
+            except CountError as err:
+                problems.add(path, str(err).removeprefix(f"{key} "))
         elif key == "timeout":
-            if isinstance(value, bool) or not isinstance(value, (int, float)) or value <= 0:
-                problems.add(path, f"expected seconds, more than 0, got {value!r}")
-                continue
-            options[key] = float(value)
+            try:  # NaN and infinity too: a request with either would never time out
+                options[key] = check_seconds(key, value)
+            except CountError as err:
+                problems.add(path, str(err).removeprefix(f"{key} "))
         elif key == "api_key_env":
             from .backends.openai_compat import key_env_problem
 

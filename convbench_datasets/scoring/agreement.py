@@ -23,6 +23,7 @@ from collections.abc import Hashable, Sequence
 from dataclasses import asdict, dataclass
 from typing import Any, Literal
 
+from ..counts import MAX_RESAMPLES, check_count, check_seed
 from ..errors import DataFormatError
 from ..jsonfiles import read_jsonl
 from ..nc.judge_output import UNPARSED_LABEL
@@ -94,8 +95,7 @@ def agreement(
         raise ValueError(f"rater A has {len(labels_a)} rows, rater B {len(labels_b)}")
     if label_mode not in ("first", "set"):
         raise ValueError(f"label_mode must be 'first' or 'set', got {label_mode!r}")
-    if n_bootstrap < 0:
-        raise ValueError(f"n_bootstrap must be 0 or more, got {n_bootstrap}")
+    n_bootstrap, seed = check_count("n_bootstrap", n_bootstrap, most=MAX_RESAMPLES), check_seed("seed", seed)
     if not labels_a:
         raise ValueError("no rows to compare: agreement over zero rows is undefined")
     if (passes_a is None) != (passes_b is None):

@@ -38,6 +38,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from .._version import __version__
+from ..counts import MAX_RESAMPLES, check_count, check_seed
 from .inputs import as_row_list
 
 METRIC = "behavior_frequency"
@@ -148,8 +149,7 @@ def score_frequencies(
     for name, column in (("sources", sources), ("groups", groups)):
         if column is not None and len(column) != len(predictions):
             raise ValueError(f"got {len(predictions)} predictions but {len(column)} {name}")
-    if n_bootstrap < 0:
-        raise ValueError(f"n_bootstrap must be 0 or more, got {n_bootstrap}")
+    n_bootstrap, seed = check_count("n_bootstrap", n_bootstrap, most=MAX_RESAMPLES), check_seed("seed", seed)
     if behaviours is None:
         built_in = _taxonomy()
         names, behaviour_groups = list(built_in), behaviour_groups if behaviour_groups is not None else built_in

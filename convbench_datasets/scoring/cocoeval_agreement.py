@@ -38,6 +38,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
+from ..counts import MAX_RESAMPLES, check_count, check_seed
 from ..errors import ConvbenchError, DataFormatError
 
 CONTINUATIONS = {"human": "human", "simulated": "model"}  # the ratings file's word -> the records' field prefix
@@ -91,8 +92,7 @@ def _agreements(humans: Any, judge: Any, groups: Sequence[str] | None, n_bootstr
 
     from .rank_correlation import spearman_rows
 
-    if n_bootstrap < 0:
-        raise ValueError(f"n_bootstrap must be 0 or more, got {n_bootstrap}")
+    n_bootstrap, seed = check_count("n_bootstrap", n_bootstrap, most=MAX_RESAMPLES), check_seed("seed", seed)
     n = humans.shape[-1]
     if groups is not None and len(groups) != n:
         raise ValueError(f"got {len(groups)} groups for {n} continuations")

@@ -22,11 +22,16 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
+from ..counts import MAX_RESAMPLES, check_count, check_seed
+
 SIGNIFICANCE = 0.05
 
 
 def paired_test(a: Sequence[float], b: Sequence[float], *, n_resamples: int = 1000, seed: int = 0) -> dict[str, Any]:
     import numpy as np
+
+    n_resamples = check_count("n_resamples", n_resamples, least=1, most=MAX_RESAMPLES)
+    seed = check_seed("seed", seed)
 
     x, y = np.asarray(a, dtype=float), np.asarray(b, dtype=float)
     if x.shape != y.shape or x.ndim != 1 or not len(x):

@@ -59,6 +59,7 @@ from ...cocoeval.run import (
     score_records,
     simulation_token_limit,
 )
+from ...counts import MAX_REPAIRS, MAX_RESAMPLES, check_count, check_seed
 from ._common import (
     NO_OUTPUT,
     chat_messages,
@@ -129,8 +130,9 @@ def cocoeval(
         raise ValueError(f"turns per call must be one of {TURNS_PER_CALL}, got {turns_per_call}")
     if prompt not in PROMPT_STYLES:
         raise ValueError(f"prompt must be one of {PROMPT_STYLES}, got {prompt!r}")
-    if max_repairs < 0 or n_bootstrap < 0:
-        raise ValueError("max_repairs and n_bootstrap must be 0 or more")
+    check_count("max_repairs", max_repairs, most=MAX_REPAIRS)
+    check_count("n_bootstrap", n_bootstrap, most=MAX_RESAMPLES)
+    check_seed("seed", seed)
     if bootstrap_unit not in BOOTSTRAP_UNITS:
         raise ValueError(f"bootstrap unit must be one of {BOOTSTRAP_UNITS}, got {bootstrap_unit!r}")
     judge_limit = judge_max_tokens or (judge_token_limit(f"openai:{judge.split('/', 1)[1]}")

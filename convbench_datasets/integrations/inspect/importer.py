@@ -33,8 +33,10 @@ from inspect_ai.log import EvalLog, EvalSample, read_eval_log
 from inspect_ai.scorer import Score
 
 from ..._version import __version__
+from ...counts import check_count
 from ...errors import ConvbenchError
 from ...runner.backends import Generation
+from ...runner.backends.endpoints import public_url
 from ...runner.backends.openai_compat import reply_error
 from ...runner.run_folder import RunResult, check_run_out, row_id, run_folder, write_folder
 from ._common import GRADER_ROLE
@@ -55,12 +57,14 @@ def import_inspect_log(log: str | os.PathLike[str] | EvalLog, out: str | os.Path
         out: the run folder to write: missing, empty, or an earlier run folder (replaced).
         epoch: which epoch of the log becomes the run (inspect numbers them from 1).
     """
+    epoch = check_count("epoch (--epoch)", epoch, least=1)
     where = str(log.location if isinstance(log, EvalLog) else log)
     eval_log = log if isinstance(log, EvalLog) else _read(where)
     settings = (eval_log.eval.metadata or {}).get("convbench")
     if not isinstance(settings, dict) or settings.get("benchmark") not in _SCORE_KEYS:
-        raise ConvbenchError(f"{where}: not a log of a convbench task (its eval metadata has no 'convbench' entry); "
-                             "import logs of `inspect eval convbench/nc|nico|cocoeval`")
+        raise ConvbenchError(f"{where}: not a log of a convbench task (its eval metadata has no 'convbench' entry; "
+                             f"its task: {eval_log.eval.task!r}); import logs of `inspect eval convbench/nc|nico|cocoeval`")
+    _check_task(eval_log.eval.task, settings["benchmark"], where)
     if eval_log.status != "success":
         raise ConvbenchError(f"{where}: the evaluation ended with status {eval_log.status!r}, so rows are missing; "
                              "finish it (`inspect eval-retry`) and import the finished log")
@@ -82,6 +86,22 @@ def import_inspect_log(log: str | os.PathLike[str] | EvalLog, out: str | os.Path
     from ...runner import score_run
 
     return score_run(folder)
+
+
+def _check_task(task: str, benchmark: str, where: str) -> None:
+    """Refuse a log whose task is not convbench's task of ``benchmark`` (the one its metadata names): another
+    task, even one that carries convbench's metadata, asked other prompts or scored otherwise. inspect
+    names the task ``convbench/NAME`` (or ``convbench_datasets/NAME``), or ``NAME`` alone for a task object or
+    an editable install."""
+    from ._registry import NAMESPACES
+
+    if task in (benchmark, *(f"{namespace}/{benchmark}" for namespace in NAMESPACES)):
+        return
+    if task.rpartition("/")[2] in _SCORE_KEYS and task.rpartition("/")[0] in ("", *NAMESPACES):
+        raise ConvbenchError(f"{where}: a log of task {task!r}, but its convbench metadata names {benchmark!r}: the "
+                             "log was edited or mixed up; import the log of the task as inspect wrote it")
+    raise ConvbenchError(f"{where}: a log of task {task!r}, not of convbench's {benchmark} task (convbench/{benchmark}):"
+                         " import-inspect reads logs of `inspect eval convbench/nc|nico|cocoeval` only")
 
 
 def _bertscore(records: list[dict[str, Any]], settings: Mapping[str, Any]) -> dict[str, Any]:
@@ -275,20 +295,27 @@ def _signature(eval_log: EvalLog, settings: Mapping[str, Any], samples: list[Eva
         "limit": limit,
         "rows": len(samples), "dataset_rows": settings.get("rows"),
         "dataset_fingerprint": dataset_fingerprint([dict(s.metadata) for s in samples]),
-        "model": spec.model, "model_identity": {"kind": "inspect", "model": spec.model, "base_url": spec.model_base_url},
+        "model": spec.model,
+        "model_identity": {"kind": "inspect", "model": spec.model, "base_url": _shown_url(spec.model_base_url)},
     }
     if "generation" not in settings:  # the model's decoding as the eval ran it (task config and --max-tokens etc.)
         config = eval_log.plan.config
         signature["generation"] = {"max_new_tokens": config.max_tokens, "temperature": config.temperature}
     if grader is not None:
         signature["judge"] = grader.model
-        signature["judge_identity"] = {"kind": "inspect", "model": grader.model, "base_url": grader.base_url}
+        signature["judge_identity"] = {"kind": "inspect", "model": grader.model,
+                                       "base_url": _shown_url(grader.base_url)}
     signature["harness"] = {
         "name": "inspect_ai", "version": spec.packages.get("inspect_ai"), "log": where, "eval_id": spec.eval_id,
         "task": spec.task, "task_args": spec.task_args, "epoch": epoch, "epochs": spec.config.epochs,
         "created": spec.created, "convbench_version_of_log": settings.get("convbench_version"),
     }
     return signature
+
+
+def _shown_url(url: str | None) -> str | None:
+    """A server URL as run folders keep it: without user-info or query (a key in it never reaches a file)."""
+    return None if url is None else public_url(url)
 
 
 def _stats(eval_log: EvalLog) -> dict[str, Any]:

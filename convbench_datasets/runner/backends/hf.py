@@ -14,6 +14,7 @@ import time
 from collections.abc import Iterator, Sequence
 from typing import Any
 
+from ...counts import MAX_BATCH_SIZE, check_count
 from ...errors import ConvbenchError
 from .base import Backend, Generation, GenerationParams, Messages
 
@@ -72,14 +73,16 @@ class HFBackend(Backend):
     kind = "hf"
     holds_weights = True
 
-    def __init__(self, model: str, *, device: str = "auto", dtype: str = "auto", batch_size: int = 8) -> None:
+    def __init__(self, model: str, *, device: str = "auto", dtype: str = "auto", batch_size: int = 8,
+                 batch_order: str = "length") -> None:
+        if batch_order not in BATCH_ORDERS:
+            raise ConvbenchError(f"batch order must be one of {', '.join(BATCH_ORDERS)}, got {batch_order!r}")
+        batch_size = check_count("batch_size (--batch-size)", batch_size, least=1, most=MAX_BATCH_SIZE)
         try:
             import torch
             import transformers
         except ImportError as err:
             raise ConvbenchError(f"{EXTRA_HINT} ({err})") from None
-        if batch_size < 1:
-            raise ConvbenchError(f"batch size must be at least 1, got {batch_size}")
         self.model = model
         self.dtype = dtype
         self.batch_size = batch_size

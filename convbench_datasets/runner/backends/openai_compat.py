@@ -63,6 +63,7 @@ from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any
 
+from ...counts import MAX_CONCURRENCY, check_count, check_seconds
 from ...errors import ConvbenchError
 from ..redact import redact
 from .base import Backend, Generation, GenerationParams, Messages
@@ -212,10 +213,8 @@ class OpenAICompatBackend(Backend):
     ) -> None:
         if not model:
             raise ConvbenchError("openai backend needs a model name: openai:<model>")
-        if concurrency < 1:
-            raise ConvbenchError(f"concurrency must be at least 1, got {concurrency}")
-        if timeout <= 0:
-            raise ConvbenchError(f"timeout must be positive, got {timeout}")
+        concurrency = check_count("concurrency (--concurrency)", concurrency, least=1, most=MAX_CONCURRENCY)
+        timeout = check_seconds("timeout (--timeout)", timeout)  # NaN would pass `<= 0` and never expire
         problem = key_env_problem(api_key_env)
         if problem:
             raise ConvbenchError(problem)
