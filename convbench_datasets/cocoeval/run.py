@@ -24,8 +24,9 @@ instance an error: recorded in the record's ``error``, counted in ``errors`` (an
 and kept out of the comparison, like an unusable answer.
 
 Token limit: unless ``max_new_tokens`` is given, a simulation call may write ``tokens_per_turn`` (256)
-tokens per turn it is asked to write (copied turns included), at least 1,024: 1,024 / 1,280 / 7,680
-for 1 / 5 / 30 turns per call. A reply cut at the limit (``finish_reason: "length"``, kept per reply in
+tokens per turn it is asked to write (copied turns included), at least 1,024: 1,536 / 2,560 / 8,960
+for 1 / 5 / 30 turns per call with the countermeasure's five copied turns (1,024 / 1,280 / 7,680
+without). A reply cut at the limit (``finish_reason: "length"``, kept per reply in
 ``simulation_finish_reasons``) is never read as turns: it is asked again once with twice the limit, and
 if that reply is cut too the instance stops, is counted (``simulation_cut_replies`` counts cut replies,
 ``excluded.simulation_cut`` the instances lost) and is kept out of the comparison. Judge answers cut at
