@@ -141,3 +141,11 @@ def test_sweep_files_count_backend_options_and_settings() -> None:
     assert "batch_size: must be a whole number, got 2.0 (float)" in message
     assert (f"benchmarks.cocoeval.n_bootstrap: n_bootstrap (--bootstrap) must be at most {MAX_RESAMPLES:,}, got "
             "1,000,000,000") in message  # the plan's check, under the key path
+
+
+@pytest.mark.parametrize("limit, says", [(0, "must be at least 1, got 0"), (2.0, "must be a whole number, got 2.0"),
+                                         (True, "must be a whole number, got True")])
+def test_a_sweep_limit_is_counted_as_a_runs(limit: Any, says: str) -> None:
+    with pytest.raises(ConvbenchError, match=rf"^sweep: limit: {says}"):
+        read_sweep({"out": "x", "models": ["baseline:repeat"], "limit": limit,
+                    "benchmarks": {"nico": {"task": "open_domain"}}})

@@ -314,10 +314,11 @@ def _path(data: Mapping[str, Any], key: str, problems: Problems, required: bool 
 def _limit(value: Any, where: str, problems: Problems) -> int | None:
     if value is None:
         return None
-    if isinstance(value, bool) or not isinstance(value, int) or value < 1:
-        problems.add(where, f"expected a whole number of at least 1, got {value!r}")
+    try:  # the run's own check (a float, NaN or bool refused)
+        return check_count("limit", value, least=1)
+    except CountError as err:
+        problems.add(where, str(err).removeprefix("limit "))
         return None
-    return value
 
 
 def _backend_options(data: Mapping[str, Any], where: str, problems: Problems) -> dict[str, Any]:
