@@ -237,6 +237,8 @@ def _parser() -> argparse.ArgumentParser:
     score.add_argument("--dataset", metavar="DIR", help="--from-lm-eval: the NC-Bench build lm-eval used (default: the cached build)")
     score.add_argument("--sources", metavar="DIR", help="--from-lm-eval: upstream mirror for building the dataset")
     score.add_argument("--cache", metavar="FILE", help="--from-lm-eval: response cache (default $CONVBENCH_CACHE/responses.sqlite)")
+    score.add_argument("--max-error-rate", type=_error_rate, metavar="SHARE",
+                       help="--from-lm-eval: as for `convbench run` (default 0.05, i.e. 5%%)")
     score.add_argument("--no-progress", action="store_true")
 
     imported = _command(commands, "import-inspect", "a run folder (records.jsonl, results.json) from an inspect_ai log "
@@ -476,7 +478,8 @@ def _cmd_score(args: argparse.Namespace) -> None:
         return
     given = [flag for flag, value in (("--judge", args.judge), ("--out", args.out), ("--judge-template", args.judge_template),
                                       ("--judge-base-url", args.judge_base_url), ("--dataset", args.dataset),
-                                      ("--sources", args.sources), ("--cache", args.cache)) if value]
+                                      ("--sources", args.sources), ("--cache", args.cache),
+                                      ("--max-error-rate", args.max_error_rate is not None)) if value]
     if args.rundir is None or given:
         raise ConvbenchError("convbench score takes a run folder (RUNDIR [--rules] [--parsing]) or --from-lm-eval SAMPLES.jsonl "
                              f"--judge SPEC --out RUN{'; ' + ', '.join(given) + ' go with --from-lm-eval' if given else ''}")
@@ -500,13 +503,19 @@ def _cmd_score_lm_eval(args: argparse.Namespace) -> None:
     if args.rundir is not None or not args.judge or not args.out:
         raise ConvbenchError("convbench score --from-lm-eval SAMPLES.jsonl needs --judge SPEC (lm-eval runs no judge; "
                              "baseline:smoke-judge for a smoke test) and --out RUN, and no run folder")
-    result = score_lm_eval_samples(
-        args.from_lm_eval, judge=args.judge[0] if len(args.judge) == 1 else args.judge, out=args.out,
-        template=args.judge_template or "released", rules=args.rules or "paper", parsing=args.parsing or "exact",
-        dataset=args.dataset,
-        sources=args.sources, cache=args.cache, judge_options={"base_url": args.judge_base_url} if args.judge_base_url else None,
-        progress=not args.no_progress,
-    )
+    limit = {} if args.max_error_rate is None else {"max_error_rate": args.max_error_rate}
+    try:
+        result = score_lm_eval_samples(
+            args.from_lm_eval, judge=args.judge[0] if len(args.judge) == 1 else args.judge, out=args.out,
+            template=args.judge_template or "released", rules=args.rules or "paper", parsing=args.parsing or "exact",
+            dataset=args.dataset,
+            sources=args.sources, cache=args.cache, judge_options={"base_url": args.judge_base_url} if args.judge_base_url else None,
+            progress=not args.no_progress, **limit,
+        )
+    except TooManyErrors as err:  # the folder is written: show what it holds, then fail with the count
+        if err.result is not None:
+            _print_run(err.result)
+        raise
     _print_run(result)
 
 

@@ -202,6 +202,50 @@ def test_samples_that_are_not_the_rows_or_prompts_are_refused(basic_samples: tup
     score(_edit(samples, tmp_path, rendered))
 
 
+class RefusingJudge(ScriptedBackend):
+    """The scripted judge, but the judge prompts ``affected`` picks (about a quarter) are refused for good."""
+
+    def generate(self, prompts, params):  # type: ignore[no-untyped-def]
+        from convbench_datasets.runner import Generation
+        from tests.support.openai_server import affected
+
+        for i, messages in enumerate(prompts):
+            if affected(list(messages)):
+                self.calls += 1
+                yield i, Generation("", error=f"refused for this row: prompt {len(messages[-1]['content'])}",
+                                    permanent=True)
+            else:
+                yield from ((i, g) for _, g in super().generate([messages], params))
+
+
+def test_too_many_judge_errors_fail_after_the_folder_is_written_with_its_harness(
+        basic_samples: tuple[Path, dict[str, Any], ScriptedLM], nc_built: Path, tmp_path: Path, capsys) -> None:
+    # issue #19: `convbench score --from-lm-eval` runs the NC-Bench pipeline, so the same --max-error-rate holds
+    from convbench_datasets.runner.error_rate import TooManyErrors
+
+    samples, _, _ = basic_samples
+    theirs = run_nc(model=ScriptedBackend(model_turn), judge=RefusingJudge(judge_answer, "judge"), out=tmp_path / "run",
+                    config="basic", dataset=nc_built, cache=tmp_path / "d.sqlite", progress=False, max_error_rate=1)
+    errors = theirs.results["errors"]
+    assert 0.05 * 180 < errors < 180
+    with pytest.raises(TooManyErrors) as caught:
+        score_lm_eval_samples(samples, judge=RefusingJudge(judge_answer, "judge"), out=tmp_path / "ours",
+                              dataset=nc_built, cache=tmp_path / "c.sqlite", progress=False)
+    assert (caught.value.errors, caught.value.total) == (errors, 180)
+    written = json.loads((tmp_path / "ours" / "results.json").read_text())
+    assert written["errors"] == errors and written["signature"]["harness"]["samples_sha256"]
+    _same_run(caught.value.result, theirs)
+    accepted = score_lm_eval_samples(samples, judge=RefusingJudge(judge_answer, "judge"), out=tmp_path / "ours",
+                                     dataset=nc_built, cache=tmp_path / "c.sqlite", progress=False, max_error_rate=0.5)
+    _same_run(accepted, theirs)
+    # the flag goes with --from-lm-eval only (there, a run without errors passes even 0)
+    assert main(["score", "--from-lm-eval", str(samples), "--judge", "baseline:smoke-judge", "--out",
+                 str(tmp_path / "smoke"), "--dataset", str(nc_built), "--cache", str(tmp_path / "c.sqlite"),
+                 "--no-progress", "--max-error-rate", "0"]) == 0
+    assert main(["score", str(tmp_path / "ours"), "--max-error-rate", "1"]) == 1
+    assert "--max-error-rate go with --from-lm-eval" in capsys.readouterr().err
+
+
 def test_nico_samples_and_missing_options_are_refused(nico_built: Path, tmp_path: Path,
                                                       capsys: pytest.CaptureFixture[str]) -> None:
     out = tmp_path / "lm-eval"

@@ -32,6 +32,7 @@ from typing import Any
 from ...errors import ConvbenchError, DataFormatError
 from ...jsonfiles import read_json, read_jsonl
 from ...runner.backends import Backend, Generation, GenerationParams, Messages
+from ...runner.error_rate import DEFAULT_MAX_ERROR_RATE, TooManyErrors
 from ...nc.run import CONFIGS, JUDGE_MAX_NEW_TOKENS, run_nc
 from ...nc.run import read_rows as _rows
 from ...runner.run_folder import RunResult, check_run_out, write_atomic
@@ -88,13 +89,15 @@ def score_lm_eval_samples(
     judge_options: dict[str, Any] | Sequence[dict[str, Any]] | None = None,
     progress: bool = True,
     retry_errors: bool = False,
+    max_error_rate: float = DEFAULT_MAX_ERROR_RATE,
 ) -> RunResult:
     """Judge and score the NC-Bench answers of an lm-eval samples file; write the run folder ``out``.
 
     Args:
         samples: ``samples_convbench_nc*_DATE.jsonl`` from ``lm_eval ... --log_samples``.
         judge, template, rules, parsing, fill_request_details, judge_max_new_tokens, cache, judge_options,
-            retry_errors: as :func:`convbench_datasets.runner.run_nc`.
+            retry_errors, max_error_rate: as :func:`convbench_datasets.runner.run_nc` (over the error rate, the
+            folder is written, its signature naming the harness, then ``TooManyErrors`` is raised).
         dataset, sources: convbench's NC-Bench build lm-eval used (its ``convbench_dataset`` /
             ``convbench_sources`` metadata; default: convbench's cached build).
         out: the run folder to write: missing, empty, or an earlier run folder.
@@ -110,16 +113,25 @@ def score_lm_eval_samples(
     beside = _results_file(path)
     model = _model_name(beside, path)
     check_run_out(Path(out))
-    result = run_nc(
-        model=LmEvalAnswers(model, answers, digest), judge=judge, out=out, config=config,
-        limit=len(logged) if len(logged) < len(rows) else None, max_new_tokens=kwargs["max_gen_toks"],
-        judge_max_new_tokens=judge_max_new_tokens, template=template, fill_request_details=fill_request_details,
-        rules=rules, parsing=parsing, cache=cache, dataset=dataset, sources=sources, judge_options=judge_options, progress=progress,
-        retry_errors=retry_errors,
-    )
-    result.results["signature"]["harness"] = _harness(path, beside, kwargs, digest)
-    write_atomic(result.path / "results.json", json.dumps(result.results, indent=2, ensure_ascii=False) + "\n")
+    try:
+        result = run_nc(
+            model=LmEvalAnswers(model, answers, digest), judge=judge, out=out, config=config,
+            limit=len(logged) if len(logged) < len(rows) else None, max_new_tokens=kwargs["max_gen_toks"],
+            judge_max_new_tokens=judge_max_new_tokens, template=template, fill_request_details=fill_request_details,
+            rules=rules, parsing=parsing, cache=cache, dataset=dataset, sources=sources, judge_options=judge_options, progress=progress,
+            retry_errors=retry_errors, max_error_rate=max_error_rate,
+        )
+    except TooManyErrors as err:  # the folder is written: it names the harness like any other, then the error stands
+        _name_harness(err.result, _harness(path, beside, kwargs, digest))
+        raise
+    _name_harness(result, _harness(path, beside, kwargs, digest))
     return result
+
+
+def _name_harness(result: RunResult, harness: dict[str, Any]) -> None:
+    """Add the harness (samples file, its settings and answers' digest) to a written run's signature."""
+    result.results["signature"]["harness"] = harness
+    write_atomic(result.path / "results.json", json.dumps(result.results, indent=2, ensure_ascii=False) + "\n")
 
 
 def _read_samples(path: Path) -> list[tuple[int, dict[str, Any]]]:
