@@ -15,8 +15,9 @@ and handed back with ``error`` set, and reruns reuse it unless ``retry_errors``.
 (timeouts, 5xx after the retries) is not stored; once every other prompt is answered the stage raises
 :class:`RunIncomplete`, so a rerun of the same command retries just those.
 
-A server that refuses every request alike (an unknown model or route: HTTP 404 on each; a parameter it
-rejects: the same HTTP 400 on each) is the run's problem, not the rows': when every request sent
+A server that refuses every request alike (a parameter it rejects: the same HTTP 400 on each; an unknown
+model or route, HTTP 404, is never a per-row error of the openai backend's) is the run's problem, not the
+rows': when every request sent
 failed for good with one HTTP status and one message (at least 3 of them, or all of a smaller stage)
 and the backend never answered this stage or any earlier one, the stage raises
 :class:`ServerRefusesAll` and stores none of those errors.
