@@ -159,6 +159,10 @@ def _parser() -> argparse.ArgumentParser:
     run.add_argument("--device", help="hf backends: cpu, cuda, cuda:1... (default: cuda if available)")
     run.add_argument("--dtype", help="hf backends: float32, bfloat16, float16 or auto (default)")
     run.add_argument("--batch-size", type=_positive, help="hf backends: prompts per batch (default 8)")
+    run.add_argument("--batch-order", choices=["length", "file"],
+                     help="hf backends: which prompts share a batch (bf16 answers depend on it): length (default: "
+                          "sorted by length, least padding) or file (the released NC-Bench script's: in row order, "
+                          "--batch-size at a time, each set on its own)")
     run.add_argument("--dataset", metavar="DIR", help="a folder from `convbench build` (default: build into the cache)")
     run.add_argument("--sources", metavar="DIR", help="upstream mirror for building the dataset")
     run.add_argument("--cache", metavar="FILE", help="response cache (default $CONVBENCH_CACHE/responses.sqlite)")
@@ -261,6 +265,7 @@ def _backend_options(args: argparse.Namespace, base_url: str | list[str] | None,
     return {
         "base_url": base_url, "concurrency": args.concurrency, "api_key_env": args.api_key_env,
         "timeout": args.timeout, "device": args.device, "dtype": args.dtype, "batch_size": args.batch_size,
+        "batch_order": args.batch_order,
         "model_id": model_id,
     }
 

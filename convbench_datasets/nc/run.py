@@ -191,8 +191,11 @@ class NCPlan:
             return judge_messages(rows[i], generation.text, template=self.template,
                                   first_line_only=self.first_line_only, fill_request_details=self.fill_request_details)
 
+        # groups: the released script runs each set's file on its own, so batches fixed by a backend (hf with
+        # --batch-order file) restart at each set
         generated, stages = session.generate_then_judge([r["messages"] for r in rows], self.gen_params, judge_prompt,
-                                                        self.judge_params, pipelined=self.pipelined)
+                                                        self.judge_params, pipelined=self.pipelined,
+                                                        groups=[r["set"] for r in rows])
         specs = [session.judge(k).spec for k in range(len(stages))]
         judged, extra = stages[0], list(zip(specs[1:], stages[1:]))
         records = [

@@ -136,17 +136,19 @@ class Session:
     # -- stages ----------------------------------------------------------------------------------------
 
     def ask(self, backend: Backend, prompts: Sequence[Messages], params: GenerationParams, desc: str,
-            preflight_also: Sequence[Backend | None] = ()) -> StageResult:
-        """Answer ``prompts`` with ``backend`` (``stage.complete`` with this run's cache and policies)."""
+            preflight_also: Sequence[Backend | None] = (), groups: Sequence[Any] | None = None) -> StageResult:
+        """Answer ``prompts`` with ``backend`` (``stage.complete`` with this run's cache and policies; ``groups``:
+        one value per prompt, where a backend's fixed batches restart, see :mod:`.stage`)."""
         return complete(backend, prompts, params, self.store, desc=desc, progress=self.progress,
-                        retry_errors=self.retry_errors, preflight_also=preflight_also)
+                        retry_errors=self.retry_errors, preflight_also=preflight_also, groups=groups)
 
     def generate_then_judge(self, prompts: Sequence[Messages], params: GenerationParams,
                             judge_prompt: Callable[[int, Generation], Messages | None],
                             judge_params: GenerationParams, *, pipelined: bool = True, desc: str = "generate",
-                            ) -> tuple[StageResult, list[StageResult]]:
+                            groups: Sequence[Any] | None = None) -> tuple[StageResult, list[StageResult]]:
         """Generate an answer to each prompt, then have every judge answer ``judge_prompt(i, answer)``
         (None: row ``i`` is not judged, e.g. its generation failed; it gets an empty answer, no hit flag).
+        ``groups`` (one value per prompt, e.g. the row's set) is where a backend's fixed batches restart.
 
         Returns the generation and, per judge, its results placed at their rows. Pipelined when
         ``pipelined`` and every backend may run beside another (:func:`stage.pipelines`: none holds a
@@ -165,12 +167,12 @@ class Session:
             judges = [e for e in early if e is not None]
             generated, followed = pipeline(
                 generator, prompts, params, self.store, desc=desc, progress=self.progress,
-                retry_errors=self.retry_errors, follow=judge_prompt,
+                retry_errors=self.retry_errors, follow=judge_prompt, groups=groups,
                 then=[Follow(b, judge_params, d) for b, d in zip(judges, descs)])
             for backend in [generator, *judges]:
                 self.free(backend)
             return generated, [spread(judged, rows, len(prompts)) for rows, judged in followed]
-        generated = self.ask(generator, prompts, params, desc, preflight_also=early)
+        generated = self.ask(generator, prompts, params, desc, preflight_also=early, groups=groups)
         asked = [(i, judge_prompt(i, g)) for i, g in enumerate(generated.generations)]
         asked = [(i, p) for i, p in asked if p is not None]
         if not self.same:
@@ -178,7 +180,8 @@ class Session:
         stages = []
         for k in range(n_judges):
             judge = self.judge(k)
-            judged = self.ask(judge, [p for _, p in asked], judge_params, descs[k])
+            judged = self.ask(judge, [p for _, p in asked], judge_params, descs[k],
+                              groups=None if groups is None else [groups[i] for i, _ in asked])
             self.free(judge)
             stages.append(spread(judged, [i for i, _ in asked], len(prompts)))
         return generated, stages

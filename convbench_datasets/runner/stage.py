@@ -28,6 +28,13 @@ has claimed are not sent: the stage sends its own, then waits for the others' an
 cache, every ``POLL_FIRST`` seconds at first, backing off to ``POLL_MAX``), and asks itself any whose
 claim ended without an answer (released after a failure, or expired: its claimant died). Claims end
 as answers are stored and are all released when the stage ends, however it ends.
+
+A backend whose answers depend on the prompts it answers together (``fixed_batches``, an int: the hf
+backend with ``batch_order="file"``, where bf16 greedy answers change with a batch's other prompts) gets
+fixed batches: the stage cuts its prompts, in their order, into consecutive blocks of that many (restarting
+at each change of ``groups``, e.g. each NC-Bench set, as the released script runs one file at a time),
+keys each answer with its block as well as its prompt, and always asks whole blocks, so an answer is the
+same however much of its block was cached before. Such a stage never runs beside another (:func:`pipelines`).
 """
 
 from __future__ import annotations
@@ -93,6 +100,7 @@ def complete(
     preflight_also: Iterable[Backend | None] = (),
     claim: bool = True,
     on_result: Callable[[int, Generation], None] | None = None,
+    groups: Sequence[Any] | None = None,
 ) -> StageResult:
     """Answer ``prompts``: from the cache, else from ``backend`` (each answer cached as it arrives).
 
@@ -105,6 +113,8 @@ def complete(
         on_result: called ``(index, generation)`` in this thread for each prompt as its outcome is known
             (an answer or a per-row error: cached ones after the preflight, the rest as they are stored), so
             that a later stage can start on it (see :func:`pipeline`); not called for failures left to a rerun.
+        groups: one value per prompt; for a backend with ``fixed_batches``, no block spans two groups
+            (see the module docstring). Ignored by other backends.
 
     An answer cut at the token limit is an answer (``finish_reason == "length"`` tells the caller,
     which decides whether its benchmark can use it).
@@ -112,7 +122,9 @@ def complete(
     from tqdm.auto import tqdm
 
     identity = backend.identity()
-    keys = cache_keys(identity, prompts, params.to_dict())
+    blocks = fixed_blocks(backend, len(prompts), groups)
+    keys = cache_keys(identity, prompts, params.to_dict()) if blocks is None else \
+        block_keys(identity, prompts, params.to_dict(), blocks)
     found = cache.get_many(keys)
     if not retry_errors:
         found.update(cache.get_errors(k for k in keys if k not in found))
@@ -147,8 +159,11 @@ def complete(
         while pending:
             mine = holder.take(pending) if holder is not None else pending
             asked += mine
-            for batch in _batches(backend, [first_prompt[k] for k in mine], params) if mine else ():
-                for key in outcomes.record_many([(mine[position], generation) for position, generation in batch]):
+            arrivals = _batches(backend, [first_prompt[k] for k in mine], params) if blocks is None else \
+                _whole_blocks(backend, prompts, keys, blocks, mine, params)
+            for batch in arrivals if mine else ():
+                answered = [(mine[position], generation) for position, generation in batch] if blocks is None else batch
+                for key in outcomes.record_many(answered):
                     tell(key)
                 bar.update(len(batch))
             # the rest are being asked by other processes: take their answers as they are stored
@@ -265,8 +280,72 @@ class Follow:
 def pipelines(backend: Backend) -> bool:
     """Whether a stage on ``backend`` may run beside another stage (:func:`pipeline`): a backend behind a
     server, or one in this process that holds no model weights (``holds_weights`` False). A local model
-    (``hf:``) is not: one local model at a time, the earlier stage's freed before it loads."""
-    return not getattr(backend, "holds_weights", False)
+    (``hf:``) is not: one local model at a time, the earlier stage's freed before it loads; nor is a backend
+    with fixed batches (a pipelined stage gets its prompts one at a time)."""
+    return not getattr(backend, "holds_weights", False) and fixed_batch_size(backend) is None
+
+
+def fixed_batch_size(backend: Backend) -> int | None:
+    """The size of the fixed batches ``backend`` needs (its ``fixed_batches``), or None."""
+    size = getattr(backend, "fixed_batches", None)
+    return size if isinstance(size, int) and not isinstance(size, bool) and size >= 1 else None
+
+
+def fixed_blocks(backend: Backend, n: int, groups: Sequence[Any] | None = None) -> list[range] | None:
+    """For a backend with fixed batches: the positions ``0..n-1`` cut into consecutive blocks of its batch
+    size, a new block at each change of ``groups`` (as the released NC-Bench script runs each file on its
+    own); None for any other backend.
+
+    Example:
+        >>> class B: fixed_batches = 2
+        >>> fixed_blocks(B(), 5, ["a", "a", "a", "b", "b"])
+        [range(0, 2), range(2, 3), range(3, 5)]
+    """
+    size = fixed_batch_size(backend)
+    if size is None:
+        return None
+    if groups is not None and len(groups) != n:
+        raise ValueError(f"got {len(groups)} groups for {n} prompts")
+    blocks: list[range] = []
+    start = 0
+    for end in range(1, n + 1):
+        if end == n or end - start == size or (groups is not None and groups[end] != groups[start]):
+            blocks.append(range(start, end))
+            start = end
+    return blocks
+
+
+def block_keys(identity: Mapping[str, Any], prompts: Sequence[Messages], params: Mapping[str, Any],
+               blocks: Sequence[range]) -> list[str]:
+    """Cache keys for answers given in fixed batches: each prompt's key holds its block's prompts too, so an
+    answer made beside other prompts is never taken for this block's."""
+    import hashlib
+    import json
+
+    keys: list[str] = []
+    for block in blocks:
+        together = hashlib.sha256(json.dumps([prompts[i] for i in block], sort_keys=True,
+                                             ensure_ascii=False).encode("utf-8")).hexdigest()
+        keys += cache_keys({**identity, "batch": together}, [prompts[i] for i in block], params)
+    return keys
+
+
+def _whole_blocks(backend: Backend, prompts: Sequence[Messages], keys: Sequence[str], blocks: Sequence[range],
+                  mine: Sequence[str], params: GenerationParams) -> Iterator[list[tuple[str, Generation]]]:
+    """Ask each block holding a key of ``mine`` whole, in order (one ``generate`` call per block, so the
+    backend batches exactly that block); hand on the answers of ``mine``'s keys (each key once), as
+    ``(key, generation)`` lists. The block's other answers are the ones its cached keys hold already."""
+    wanted = set(mine)
+    for block in blocks:
+        if not wanted.intersection(keys[i] for i in block):
+            continue
+        arrived = []
+        for position, generation in backend.generate([prompts[i] for i in block], params):
+            key = keys[block[position]]
+            if key in wanted:
+                wanted.discard(key)
+                arrived.append((key, generation))
+        yield arrived
 
 
 def pipeline(
@@ -282,6 +361,7 @@ def pipeline(
     retry_errors: bool = False,
     claim: bool = True,
     bound: int | None = None,
+    groups: Sequence[Any] | None = None,
 ) -> tuple[StageResult, list[tuple[list[int], StageResult]]]:
     """Run a stage and, beside it, the stages ``then`` on its results as they arrive: a judge starts on a
     row as soon as that row's answer is stored, instead of after the whole first stage.
@@ -321,7 +401,7 @@ def pipeline(
     first_error: BaseException | None = None
     try:
         first = complete(backend, prompts, params, cache, desc=desc, progress=progress, retry_errors=retry_errors,
-                         preflight_also=[f.backend for f in then], claim=claim, on_result=arrived)
+                         preflight_also=[f.backend for f in then], claim=claim, on_result=arrived, groups=groups)
     except _Stopped:
         first = None
     except ConvbenchError as err:  # the first stage's own failure: let the others finish what arrived

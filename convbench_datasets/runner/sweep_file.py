@@ -43,15 +43,16 @@ from ..errors import ConvbenchError
 from .error_rate import DEFAULT_MAX_ERROR_RATE, checked_rate
 
 # keys of the file's top level; the backend options there are defaults for every model and judge
-BACKEND_KEYS = ("base_url", "concurrency", "timeout", "api_key_env", "device", "dtype", "batch_size")
+BACKEND_KEYS = ("base_url", "concurrency", "timeout", "api_key_env", "device", "dtype", "batch_size", "batch_order")
 TOP_KEYS = ("out", "cache", "sources", "limit", "retry_errors", "max_error_rate", "models", "judges", "benchmarks",
             *BACKEND_KEYS)
 ENDPOINT_KEYS = ("spec", "name", "model_id", *BACKEND_KEYS)  # a model's or a judge's mapping
 BLOCK_KEYS = ("dataset", "judges", "limit")  # a benchmark's own keys beside its settings
 # the backend options that decide a model's answers, per backend kind, as its cache identity holds them; the
 # rest change how fast answers come, not which (concurrency, timeout, api_key_env, device, batch_size), or
-# nothing (an option the kind does not take): left out of a cell's definition (its hash)
-ANSWER_KEYS = {"openai": ("base_url", "model_id"), "hf": ("dtype",), "baseline": ()}
+# nothing (an option the kind does not take): left out of a cell's definition (its hash). hf's batch_order
+# decides which prompts share a batch, and with it bf16 answers (runner/backends/hf.py)
+ANSWER_KEYS = {"openai": ("base_url", "model_id"), "hf": ("dtype", "batch_order"), "baseline": ()}
 # run keywords the sweep fills in itself: a benchmark's block cannot set them
 RESERVED = {
     "model": "the models are the top-level `models`",
@@ -90,6 +91,8 @@ class Endpoint:
         order); one URL counts as the backend reads it (no trailing slash, user-info or query)."""
         kind = self.spec.partition(":")[0]
         options = {k: v for k, v in self.options.items() if v is not None and k in ANSWER_KEYS.get(kind, ())}
+        if options.get("batch_order") == "file" and self.options.get("batch_size") is not None:
+            options["batch_size"] = self.options["batch_size"]  # in file order the size decides the batches too
         if "base_url" in options:
             url = _one_url(options.pop("base_url"))
             if url is not None and options.get("model_id") is None:
@@ -252,7 +255,7 @@ def read_sweep(source: str | os.PathLike[str] | Mapping[str, Any]) -> SweepFile:
         >>> read_sweep({"out": "x", "models": ["baseline:repeat"], "benchmarks": {}, "limt": 3})
         Traceback (most recent call last):
         convbench_datasets.errors.ConvbenchError: sweep: 2 problems:
-          limt: unknown key; the keys of a sweep file: out, cache, sources, limit, retry_errors, max_error_rate, models, judges, benchmarks, base_url, concurrency, timeout, api_key_env, device, dtype, batch_size
+          limt: unknown key; the keys of a sweep file: out, cache, sources, limit, retry_errors, max_error_rate, models, judges, benchmarks, base_url, concurrency, timeout, api_key_env, device, dtype, batch_size, batch_order
           benchmarks: name at least one benchmark
     """
     if isinstance(source, Mapping):
@@ -353,6 +356,13 @@ def _backend_options(data: Mapping[str, Any], where: str, problems: Problems) ->
             problem = key_env_problem(value)  # never shows the value: it may be the key
             if problem:
                 problems.add(path, problem)
+                continue
+            options[key] = value
+        elif key == "batch_order":
+            from .backends.hf import BATCH_ORDERS
+
+            if value not in BATCH_ORDERS:
+                problems.add(path, f"expected one of {', '.join(BATCH_ORDERS)}, got {value!r}")
                 continue
             options[key] = value
         else:  # device, dtype

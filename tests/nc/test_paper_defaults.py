@@ -14,6 +14,7 @@ these facts once; each test below ties a default of convbench to them.
 from __future__ import annotations
 
 import inspect
+import json
 from pathlib import Path
 
 import pytest
@@ -114,3 +115,22 @@ def test_a_default_run_scores_as_the_released_aggregator_with_the_papers_labels(
     lenient = run_nc(model="baseline:repeat", judge=judge, out=tmp_path / "lenient", dataset=nc_built,
                      cache=tmp_path / "c.sqlite", progress=False, parsing="lenient")
     assert lenient.results["accuracy"] != run.results["accuracy"]  # the script is no well-formed-only one
+
+
+def test_sweep_files_reach_every_reading(nc_built: Path, tmp_path: Path) -> None:
+    from convbench_datasets.errors import ConvbenchError
+    from convbench_datasets.runner.sweep import run_sweep
+    from convbench_datasets.runner.sweep_file import read_sweep
+
+    sweep = {"out": str(tmp_path / "o"), "models": ["baseline:repeat"], "judges": ["baseline:smoke-judge"],
+             "benchmarks": {"nc": {"dataset": str(nc_built), "config": "basic", "limit": 3,
+                                   "rules": ["paper", "released_script"], "parsing": ["exact", "lenient"]}}}
+    cells = read_sweep(sweep).cells
+    assert sorted((c.settings["rules"], c.settings["parsing"]) for c in cells) == [
+        ("paper", "exact"), ("paper", "lenient"), ("released_script", "exact"), ("released_script", "lenient")]
+    result = run_sweep(sweep, progress=False)
+    for cell in cells:
+        signature = json.loads((result.out / cell.name / "results.json").read_text())["signature"]
+        assert (signature["rules"], signature["parsing"]) == (cell.settings["rules"], cell.settings["parsing"])
+    with pytest.raises(ConvbenchError, match="benchmarks.nc.parsing: expected one of exact, lenient, got 'strict'"):
+        read_sweep({**sweep, "benchmarks": {"nc": {"dataset": str(nc_built), "parsing": "strict"}}})

@@ -172,7 +172,7 @@ benchmarks:
     assert lines[0] == f"{path}: 13 problems:"
     assert [line.strip() for line in lines[1:]] == [
         "limt: unknown key; the keys of a sweep file: out, cache, sources, limit, retry_errors, max_error_rate, models, judges, "
-        "benchmarks, base_url, concurrency, timeout, api_key_env, device, dtype, batch_size",
+        "benchmarks, base_url, concurrency, timeout, api_key_env, device, dtype, batch_size, batch_order",
         "models[1]: unknown baseline 'nope'; choose one of silence, repeat, smoke-judge",
         "models[2].model_id: applies to openai: models only, not hf:x",
         "benchmarks.nc.max_new_tokens: expected a whole number of at least 1, got '12'",  # a string: never coerced
@@ -402,7 +402,7 @@ def test_a_judge_gets_its_own_options_never_the_models(nc_built: Path, tmp_path:
     assert kwargs["judge"] == ["openai:judge", "openai:m"]
     own, shared = kwargs["judge_options"]
     assert shared is None and own == dict.fromkeys(("base_url", "concurrency", "timeout", "api_key_env", "device",
-                                                    "dtype", "batch_size", "model_id"))
+                                                    "dtype", "batch_size", "batch_order", "model_id"))
 
 
 def test_a_second_sweep_into_the_same_out_fails_at_once(nico_built: Path, tmp_path: Path) -> None:

@@ -18,7 +18,7 @@ KINDS = ("hf", "openai", "baseline")
 def backend_from_spec(spec: str | Backend, **options: Any) -> Backend:
     """Make a backend from a spec. ``options`` go to the backend that takes them (``base_url``,
     ``concurrency``, ``api_key_env``, ``timeout``, ``model_id``, ``cooldown``, ``max_failures`` for openai;
-    ``device``, ``dtype``, ``batch_size`` for hf); unset (None) options keep the backend's defaults.
+    ``device``, ``dtype``, ``batch_size``, ``batch_order`` for hf); unset (None) options keep the backend's defaults.
     For openai, ``base_url`` may name several replicas (a comma-separated string or a list) and
     ``model_id`` names the model for the cache instead of its servers (see
     :meth:`.openai_compat.OpenAICompatBackend.identity`). A Backend object passes through unchanged."""
@@ -39,7 +39,7 @@ def backend_from_spec(spec: str | Backend, **options: Any) -> Backend:
         return OpenAICompatBackend(target, **{k: v for k, v in given.items() if k in keys})
     from .hf import HFBackend
 
-    return HFBackend(target, **{k: v for k, v in given.items() if k in ("device", "dtype", "batch_size")})
+    return HFBackend(target, **{k: v for k, v in given.items() if k in ("device", "dtype", "batch_size", "batch_order")})
 
 
 def early_backend(spec: str | Backend, **options: Any) -> Backend | None:

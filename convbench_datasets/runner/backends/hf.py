@@ -2,7 +2,14 @@
 
 Prompts are rendered with the tokenizer's chat template when it has one, else as plain
 ``ROLE: content`` lines ending in ``ASSISTANT:``. Decoding is greedy, batched, with left padding
-(so every prompt ends where generation starts); prompts are sorted by length to waste little padding.
+(so every prompt ends where generation starts).
+
+Which prompts share a batch (``batch_order``) matters: in bf16 (and fp16) a greedy answer can change with
+its batch's other prompts and padding. ``length`` (the default) sorts the prompts a stage asks by length
+and batches them so, to waste little padding; ``file`` batches them in their order, ``batch_size`` at a
+time, as the released NC-Bench script (pred_hf.py: one data file at a time, batches of 8, in file order)
+does: the stage then fixes the batches (``fixed_batches``: blocks of the stage's prompts, restarting at
+each set, asked whole; see ``runner/stage.py``), and the answers' cache identity names the order and size.
 Each answer reports ``finish_reason``: ``length`` when it used all ``max_new_tokens`` without ending,
 else ``stop``. A prompt longer than the model's context is that row's (permanent) error.
 ``presence_penalty`` is applied by :class:`PresencePenalty` (greedy decoding only).
@@ -19,6 +26,7 @@ from ...errors import ConvbenchError
 from .base import Backend, Generation, GenerationParams, Messages
 
 EXTRA_HINT = "the hf backend needs torch and transformers: pip install 'convbench[hf]'"
+BATCH_ORDERS = ("length", "file")  # the first is the default: see the module docstring
 
 
 def plain_prompt(messages: Messages) -> str:
@@ -86,6 +94,9 @@ class HFBackend(Backend):
         self.model = model
         self.dtype = dtype
         self.batch_size = batch_size
+        self.batch_order = batch_order
+        # the stage's fixed batches (runner/stage.py): the released script's, when asked for
+        self.fixed_batches = batch_size if batch_order == "file" else None
         self.calls = 0
         self._torch = torch
         self.device = ("cuda" if torch.cuda.is_available() else "cpu") if device == "auto" else device
@@ -108,8 +119,11 @@ class HFBackend(Backend):
         """The spec plus a fingerprint of the files that decide the answers, so that two models
         behind one name (a folder overwritten, another working directory) never share cache entries."""
         # "text": answers are kept as decoded, unstripped (earlier versions stripped them: other cache entries)
-        return {"kind": self.kind, "model": self.model, "dtype": self.dtype, "fingerprint": self.fingerprint,
-                "text": "raw"}
+        identity = {"kind": self.kind, "model": self.model, "dtype": self.dtype, "fingerprint": self.fingerprint,
+                    "text": "raw"}
+        if self.batch_order != "length":  # length order keeps the keys it always had (caches stay valid)
+            identity.update(batch_order=self.batch_order, batch_size=self.batch_size)
+        return identity
 
     def render(self, messages: Messages) -> str:
         if getattr(self.tokenizer, "chat_template", None):
@@ -142,7 +156,7 @@ class HFBackend(Backend):
                     f"exceeds the model's context of {limit}"), permanent=True)
             else:
                 fitting.append(i)
-        order = sorted(fitting, key=lambda i: lengths[i])
+        order = fitting if self.batch_order == "file" else sorted(fitting, key=lambda i: lengths[i])
         for start in range(0, len(order), self.batch_size):
             batch = order[start : start + self.batch_size]
             yield from zip(batch, self._generate_batch([texts[i] for i in batch], params))
