@@ -423,10 +423,14 @@ def _cmd_compare(args: argparse.Namespace) -> None:
     a, b = load_runs([args.run_a, args.run_b])
     if a.benchmark != "nc" or b.benchmark != "nc":
         raise ConvbenchError(f"convbench compare takes two NC-Bench runs; got {a.benchmark} and {b.benchmark}")
+    from .nc.run import run_parsing
+
     for key in ("dataset_fingerprint", "judge", "rules", "parsing", "judge_template", "judge_template_sha256",
                 "fill_request_details", "first_line_only"):
-        if a.signature.get(key) != b.signature.get(key):
-            warn(f"the runs differ in {key}: {a.signature.get(key)!r} vs {b.signature.get(key)!r}")
+        # the reading as each run was scored (older names and a reading not recorded: what they meant)
+        seen = [run_parsing(r.signature) if key == "parsing" else r.signature.get(key) for r in (a, b)]
+        if seen[0] != seen[1]:
+            warn(f"the runs differ in {key}: {seen[0]!r} vs {seen[1]!r}")
     result = compare_nc_runs(a.records, b.records, n_resamples=args.resamples, seed=args.seed)
     print(f"{a.name} - {b.name} (accuracy points, {result['overall']['n']} rows)")
     for name, test in [("overall", result["overall"]), *result["per_set"].items(), *result["per_set_pattern"].items()]:

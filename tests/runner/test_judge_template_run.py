@@ -221,3 +221,15 @@ def test_compare_warns_when_judge_prompts_differ(nc_built, tmp_path, capsys):
     capsys.readouterr()
     assert main(["compare", str(a.path), str(b.path), "--resamples", "20"]) == 0
     assert "the runs differ in judge_template: 'released' vs 'builtin'" in capsys.readouterr().err
+    # readings as the runs were scored: an older name is the same reading, an unrecorded one was lenient
+    import json
+
+    for value, warned in (("released", False), (None, True)):
+        results = json.loads((b.path / "results.json").read_text())
+        results["signature"].pop("parsing")
+        if value is not None:
+            results["signature"]["parsing"] = value
+        (b.path / "results.json").write_text(json.dumps(results))
+        assert main(["compare", str(a.path), str(b.path), "--resamples", "20"]) == 0
+        err = capsys.readouterr().err
+        assert ("the runs differ in parsing: 'exact' vs 'lenient'" in err) is warned, value

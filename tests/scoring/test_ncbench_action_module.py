@@ -31,6 +31,16 @@ def test_same_numbers_as_the_direct_api(metric) -> None:
     assert direct["accuracy"] == 40.0 and direct["unparsed"] == 1
 
 
+@pytest.mark.parametrize("parsing", ["exact", "lenient"])
+def test_the_reading_reaches_the_module(metric, parsing: str) -> None:
+    # "repeat" names no label to the exact reading (the default, the released aggregator's), Repeat to the
+    # lenient one: 0 of 1 and 1 of 1
+    out = metric.compute(predictions=["repeat"], references=[["Repeat"]], parsing=parsing)
+    assert out == score_actions(["repeat"], [["Repeat"]], parsing=parsing)
+    assert (out["passed"], out["signature"]["parsing"]) == ({"exact": 0, "lenient": 1}[parsing], parsing)
+    assert metric.compute(predictions=["repeat"], references=[["Repeat"]])["signature"]["parsing"] == "exact"
+
+
 def test_module_docstring_examples_run(metric, monkeypatch: pytest.MonkeyPatch) -> None:
     import evaluate
 
