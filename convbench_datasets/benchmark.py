@@ -127,6 +127,8 @@ class Benchmark(Protocol):
     name: str
     title: str
     judges: tuple[int, int | None]  # how many judges a run takes: (least, most; None: any number)
+    # optional, ``strata: tuple[str, ...]``: the row fields ``--sample`` spreads a sample over
+    # (runner/sample.py); a benchmark without it is sampled without strata
     options: tuple[Option, ...]
     rescore_options: tuple[Option, ...]  # re-scoring choices: keywords of ``score_run``, flags of ``convbench score``
 

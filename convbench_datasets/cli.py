@@ -134,6 +134,10 @@ def _parser() -> argparse.ArgumentParser:
                           "twice (or more) to judge every row with each, the first primary, and report their agreement")
     run.add_argument("--out", required=True, help="run folder for records.jsonl and results.json")
     run.add_argument("--limit", type=_positive, help="only the first N rows")
+    run.add_argument("--sample", type=_positive, metavar="N",
+                     help="N rows drawn across the benchmark's strata (NC-Bench's sets and patterns, NICO's interaction "
+                          "types, CoCoEval's sources), seeded: a smoke-sized run that covers every kind of row")
+    run.add_argument("--sample-seed", type=int, default=0, metavar="SEED", help="the seed of --sample (default 0)")
     run.add_argument("--shard", type=_shard, metavar="I/N",
                      help="only shard I of N (from 1) of the rows config and --limit select: the rows at positions "
                           "I-1, I-1+N, ...; join the shard folders with `convbench merge`")
@@ -369,7 +373,8 @@ def _cmd_run(args: argparse.Namespace) -> None:
     if judges:
         settings.update(judge=judges if len(judges) > 1 else judges[0], judge_options=_judge_options(args))
     try:
-        result = bench.run(model=args.model, out=args.out, limit=args.limit, shard=args.shard, cache=args.cache,
+        result = bench.run(model=args.model, out=args.out, limit=args.limit, sample=args.sample,
+                           sample_seed=args.sample_seed, shard=args.shard, cache=args.cache,
                            dataset=args.dataset, sources=args.sources, backend_options=_model_options(args),
                            progress=not args.no_progress, retry_errors=args.retry_errors,
                            max_error_rate=args.max_error_rate, **settings)

@@ -129,11 +129,15 @@ def run_cocoeval(
     progress: bool = True,
     retry_errors: bool = False,
     max_error_rate: float = DEFAULT_MAX_ERROR_RATE,
+    sample: int | None = None,
+    sample_seed: int = 0,
     shard: tuple[int, int] | None = None,
 ) -> RunResult:
     """Simulate, judge and compare; writes records.jsonl and results.json to ``out``.
 
     ``retry_errors``: ask again the prompts that ended in a per-row error before (default: reuse it).
+    ``sample``, ``sample_seed``: N rows drawn with the seed across the sources, instead of ``limit``'s
+    first N.
     ``max_error_rate``: the share of rows that may end in an error (default 5%); with more, the folder is
     written, then ``TooManyErrors`` (a ConvbenchError whose ``result`` is the run) is raised.
     ``max_new_tokens``: the simulation's token limit (default: :func:`simulation_token_limit`).
@@ -146,7 +150,7 @@ def run_cocoeval(
 
     return run(BENCHMARK, model=model, judge=judge, out=out, limit=limit, shard=shard, cache=cache, dataset=dataset,
                sources=sources, backend_options=backend_options, judge_options=judge_options, progress=progress,
-               retry_errors=retry_errors, max_error_rate=max_error_rate, config=config, split=split,
+               retry_errors=retry_errors, max_error_rate=max_error_rate, sample=sample, sample_seed=sample_seed, config=config, split=split,
                turns_per_call=turns_per_call, prompt=prompt,
                taxonomy=taxonomy, max_new_tokens=max_new_tokens, tokens_per_turn=tokens_per_turn,
                repetition_countermeasure=repetition_countermeasure, judge_max_new_tokens=judge_max_new_tokens,
@@ -410,6 +414,7 @@ class CoCoEvalBenchmark:
     name = "cocoeval"
     title = "CoCoEvalBench"
     judges = (1, 1)
+    strata = ("source",)  # what --sample spreads over (the paper's per-source table)
     rescore_options: tuple[Option, ...] = ()
     options = declare(
         run_cocoeval,

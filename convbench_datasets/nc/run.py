@@ -84,6 +84,8 @@ def run_nc(
     progress: bool = True,
     retry_errors: bool = False,
     max_error_rate: float = DEFAULT_MAX_ERROR_RATE,
+    sample: int | None = None,
+    sample_seed: int = 0,
     shard: tuple[int, int] | None = None,
     pipelined: bool = True,
 ) -> NCRun:
@@ -113,6 +115,8 @@ def run_nc(
         backend_options, judge_options: passed to the backends (base_url, concurrency, device...);
             with several judges ``judge_options`` is one dict for all or a list, one per judge.
         retry_errors: ask again the prompts that ended in a per-row error before (default: reuse it).
+        sample, sample_seed: N rows drawn with the seed across sets and patterns, instead of ``limit``'s
+            first N (``convbench run nc --sample N``).
         max_error_rate: the share of rows (0 to 1, default 5%) that may end in an error; with more, the
             folder is written, then ``TooManyErrors`` (a ConvbenchError whose ``result`` is the run) is raised.
         shard: ``(i, n)``: run only shard i of n (from 1) of the rows config and limit select; join the
@@ -127,7 +131,7 @@ def run_nc(
 
     return run(BENCHMARK, model=model, judge=judge, out=out, limit=limit, shard=shard, cache=cache, dataset=dataset,
                sources=sources, backend_options=backend_options, judge_options=judge_options, progress=progress,
-               retry_errors=retry_errors, max_error_rate=max_error_rate, config=config, max_new_tokens=max_new_tokens,
+               retry_errors=retry_errors, max_error_rate=max_error_rate, sample=sample, sample_seed=sample_seed, config=config, max_new_tokens=max_new_tokens,
                judge_max_new_tokens=judge_max_new_tokens, first_line_only=first_line_only, template=template,
                fill_request_details=fill_request_details, rules=rules, parsing=parsing, pipelined=pipelined)
 
@@ -438,6 +442,7 @@ class NCBenchmark:
     name = "nc"
     title = "NC-Bench"
     judges = (1, None)
+    strata = ("set", "pattern")  # what --sample spreads over (the paper's tables: a set's patterns)
     rescore_options = (
         Option("--rules", "rules", "nc: re-score the run under these acceptable labels (default: the run's own; with "
                "--from-lm-eval: paper)", choices=RULES),

@@ -120,6 +120,8 @@ def run_nico(
     progress: bool = True,
     retry_errors: bool = False,
     max_error_rate: float = DEFAULT_MAX_ERROR_RATE,
+    sample: int | None = None,
+    sample_seed: int = 0,
     bertscore_layer: int | None = None,
     shard: tuple[int, int] | None = None,
 ) -> RunResult:
@@ -128,6 +130,8 @@ def run_nico(
     ``dataset``: a folder from ``convbench build nico --data-dir ...``; default: the bundled sample.
     ``sources``: an upstream mirror, used only when the default build has to be made.
     ``retry_errors``: ask again the prompts that ended in a per-row error before (default: reuse it).
+    ``sample``, ``sample_seed``: N rows drawn with the seed across the interaction types, instead of
+    ``limit``'s first N.
     ``max_error_rate``: the share of rows that may end in an error (default 5%); with more, the folder is
     written, then ``TooManyErrors`` (a ConvbenchError whose ``result`` is the run) is raised.
     ``bertscore_layer``: the BERTScore layer (default: inferred, see ``scoring.bertscore.resolve_layer``).
@@ -137,7 +141,7 @@ def run_nico(
 
     return run(BENCHMARK, model=model, out=out, limit=limit, shard=shard, cache=cache, dataset=dataset, sources=sources,
                backend_options=backend_options, progress=progress, retry_errors=retry_errors,
-               max_error_rate=max_error_rate, task=task, shots=shots,
+               max_error_rate=max_error_rate, sample=sample, sample_seed=sample_seed, task=task, shots=shots,
                split=split, max_new_tokens=max_new_tokens, tokenizer=tokenizer, bertscore=bertscore,
                bertscore_model=bertscore_model, bertscore_layer=bertscore_layer)
 
@@ -297,6 +301,7 @@ class NICOBenchmark:
     name = "nico"
     title = "NICO"
     judges = (0, 0)
+    strata = ("interaction_type",)  # what --sample spreads over (the paper reports per interaction type)
     rescore_options: tuple[Option, ...] = ()
     options = declare(
         run_nico,

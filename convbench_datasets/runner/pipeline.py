@@ -43,6 +43,7 @@ from .run_folder import (
     write_atomic,
     write_folder,
 )
+from .sample import stratified_sample
 from .session import Session
 from .shards import check_shard, select_shard, shard_signature
 
@@ -66,6 +67,8 @@ def run(
     progress: bool = True,
     retry_errors: bool = False,
     max_error_rate: float = DEFAULT_MAX_ERROR_RATE,
+    sample: int | None = None,
+    sample_seed: int = 0,
     **settings: Any,
 ) -> RunResult:
     """Run ``benchmark`` (a name or object) with ``model`` (and its judges); write the run folder ``out``.
@@ -74,6 +77,8 @@ def run(
         model, judge: spec strings (``hf:...``, ``openai:...``, ``baseline:...``) or Backend objects;
             ``judge`` one or a list (as many as the benchmark takes: its ``judges``).
         limit: only the first N rows; shard: ``(i, n)``: only shard i of n of them (see :mod:`.shards`).
+        sample, sample_seed: instead of ``limit``, N rows drawn with the seed, spread over the benchmark's
+            ``strata`` (patterns, interaction types, sources; see :mod:`.sample`); recorded in the signature.
         cache: the response cache file or object (default ``$CONVBENCH_CACHE/responses.sqlite``).
         dataset: a folder from ``convbench build`` (default: the cached build); sources: upstream mirror.
         backend_options: the generator's backend options (``base_url``, ``concurrency``, ``device``...);
@@ -89,6 +94,11 @@ def run(
         shard = check_shard(shard)
     if limit is not None:
         limit = check_count("--limit", limit, least=1)  # a float, NaN or bool is refused, not sliced or run as 1
+    if sample is not None:
+        sample = check_count("--sample", sample, least=1)
+        sample_seed = check_count("--sample-seed", sample_seed)
+        if limit is not None:
+            raise ConvbenchError("--limit and --sample choose the rows two ways; give one")
     judges = _judges(bench, judge)
     options = _judge_options(judge_options, len(judges))
     plan = bench.plan(settings, dataset=dataset, sources=sources)
@@ -98,6 +108,8 @@ def run(
         selected = plan.rows()
         if limit is not None:
             selected = selected[:limit]
+        if sample is not None:
+            selected = stratified_sample(selected, sample, getattr(bench, "strata", ()), sample_seed)
         rows = select_shard(selected, shard)
         logger.info("%s: %d rows into %s (cache %s)", bench.title, len(rows), path, store.path)
         started = time.time()
@@ -105,6 +117,8 @@ def run(
                      progress=progress, retry_errors=retry_errors) as session:
             executed = plan.execute(session, rows)
             signature = {**common_signature(bench, rows, limit), **session.identities(), **plan.signature(session)}
+            if sample is not None:  # absent otherwise: signatures of unsampled runs stay as they were
+                signature["sample"] = {"n": sample, "seed": sample_seed, "by": list(getattr(bench, "strata", ()))}
         if shard:  # the whole run's rows and fingerprint, and which shard this is
             signature.update(shard_signature(selected, shard, dataset_fingerprint(selected)))
         stats = {**executed.stats, "seconds": round(time.time() - started, 3),

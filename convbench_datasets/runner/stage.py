@@ -32,7 +32,7 @@ as answers are stored and are all released when the stage ends, however it ends.
 A backend whose answers depend on the prompts it answers together (``fixed_batches``, an int: the hf
 backend with ``batch_order="file"``, where bf16 greedy answers change with a batch's other prompts) gets
 fixed batches: the stage cuts its prompts, in their order, into consecutive blocks of that many (restarting
-at each change of ``groups``, e.g. each NC-Bench set, as the released script runs one file at a time),
+at each change of ``groups``, e.g. each data file of a benchmark whose released script runs one file at a time),
 keys each answer with its block as well as its prompt, and always asks whole blocks, so an answer is the
 same however much of its block was cached before. Such a stage never runs beside another (:func:`pipelines`).
 """
@@ -293,7 +293,7 @@ def fixed_batch_size(backend: Backend) -> int | None:
 
 def fixed_blocks(backend: Backend, n: int, groups: Sequence[Any] | None = None) -> list[range] | None:
     """For a backend with fixed batches: the positions ``0..n-1`` cut into consecutive blocks of its batch
-    size, a new block at each change of ``groups`` (as the released NC-Bench script runs each file on its
+    size, a new block at each change of ``groups`` (as a released script that runs each data file on its
     own); None for any other backend.
 
     Example:

@@ -7,7 +7,7 @@ Prompts are rendered with the tokenizer's chat template when it has one, else as
 Which prompts share a batch (``batch_order``) matters: in bf16 (and fp16) a greedy answer can change with
 its batch's other prompts and padding. ``length`` (the default) sorts the prompts a stage asks by length
 and batches them so, to waste little padding; ``file`` batches them in their order, ``batch_size`` at a
-time, as the released NC-Bench script (pred_hf.py: one data file at a time, batches of 8, in file order)
+time, as a benchmark's released script may batch (one data file at a time, batches of 8, in file order)
 does: the stage then fixes the batches (``fixed_batches``: blocks of the stage's prompts, restarting at
 each set, asked whole; see ``runner/stage.py``), and the answers' cache identity names the order and size.
 Each answer reports ``finish_reason``: ``length`` when it used all ``max_new_tokens`` without ending,
