@@ -50,6 +50,7 @@ from .._version import __version__
 from ..errors import ConvbenchError
 from ..out_folder import replaceable_entries
 from .run_folder import check_run_out, hold_lock, write_atomic
+from .sample import stratified_sample
 from .sweep_file import BACKEND_KEYS, CellDefinition, Endpoint, SweepFile, read_sweep
 
 MARKER = "convbench_sweep"  # the key that makes a sweep.json convbench's own (its value: the format version)
@@ -280,10 +281,14 @@ def _out_of_date(definition: CellDefinition, signature: dict[str, Any], sweep: S
                      sort_keys=True, default=str)
     if key not in fingerprints:
         try:
-            rows = get_benchmark(definition.benchmark).plan(dict(definition.settings), dataset=definition.dataset,
-                                                            sources=sweep.sources).rows()
+            settings = dict(definition.settings)
+            sample = settings.pop("sample", None)  # the run's keyword (runner/sample.py), not the plan's
+            bench = get_benchmark(definition.benchmark)
+            rows = bench.plan(settings, dataset=definition.dataset, sources=sweep.sources).rows()
             if definition.limit is not None:
                 rows = rows[:definition.limit]
+            if sample is not None:
+                rows = stratified_sample(rows, sample, getattr(bench, "strata", ()))
             fingerprints[key] = (dataset_fingerprint(rows), None)
         except Exception as err:  # noqa: BLE001 (not compared; running it would fail the same way)
             logger.debug("rows of %s not read", definition.name, exc_info=True)

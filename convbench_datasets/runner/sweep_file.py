@@ -47,7 +47,7 @@ BACKEND_KEYS = ("base_url", "concurrency", "timeout", "api_key_env", "device", "
 TOP_KEYS = ("out", "cache", "sources", "limit", "retry_errors", "max_error_rate", "models", "judges", "benchmarks",
             *BACKEND_KEYS)
 ENDPOINT_KEYS = ("spec", "name", "model_id", *BACKEND_KEYS)  # a model's or a judge's mapping
-BLOCK_KEYS = ("dataset", "judges", "limit")  # a benchmark's own keys beside its settings
+BLOCK_KEYS = ("dataset", "judges", "limit", "sample")  # a benchmark's own keys beside its settings
 # the backend options that decide a model's answers, per backend kind, as its cache identity holds them; the
 # rest change how fast answers come, not which (concurrency, timeout, api_key_env, device, batch_size), or
 # nothing (an option the kind does not take): left out of a cell's definition (its hash). hf's batch_order
@@ -516,6 +516,12 @@ def _block_cells(bench: Any, block: Mapping[str, Any], where: str, models: list[
         own_parts["dataset"] = Path(dataset).name if Path(dataset).is_dir() else dataset
     if "limit" in block:
         own_parts["limit"] = "all" if block_limit is None else block_limit
+    block_sample = _limit(block.get("sample"), f"{where}.sample", problems) if "sample" in block else None
+    if block_sample is not None:  # a seeded sample across the benchmark's strata (runner/sample.py)
+        own_parts["sample"] = block_sample
+        if "limit" in block and block_limit is not None:
+            problems.add(f"{where}.sample", "limit and sample choose the rows two ways; give one")
+        block_limit = None  # the block's sample takes the place of the file's limit
     if own is not None:
         own_parts["judges"] = "+".join(judge.name for judge in own) or "none"
     grid = _grid(bench, {k: v for k, v in block.items() if k not in BLOCK_KEYS}, where, problems,
@@ -527,6 +533,8 @@ def _block_cells(bench: Any, block: Mapping[str, Any], where: str, models: list[
             settings.update(entry.keywords)
         if not _planned(bench, settings, combination, dataset, sources, where, problems):
             continue
+        if block_sample is not None:  # a keyword of the run, not a setting of the plan
+            settings = {**settings, "sample": block_sample}
         written = {entry.key: entry.value for entry in combination}
         for model in models:
             cells.append(CellDefinition(bench.name, model, list(chosen), settings, dataset, block_limit,

@@ -64,3 +64,22 @@ def test_a_sampled_nico_run_spreads_over_interaction_types(nico_built: Path, tmp
     # the sample's 18 train dialogues cover the five interaction types: 5 rows, one of each
     assert sorted(r["interaction_type"] for r in run.records) == ["coercion", "conflict", "conformity", "cooperation",
                                                                    "exchange"]
+
+
+def test_a_sweep_block_samples_as_a_run_does(nc_built: Path, tmp_path: Path) -> None:
+    from convbench_datasets.runner.sweep import run_sweep
+
+    sweep = {"out": str(tmp_path / "sweep"), "limit": 3, "models": ["baseline:repeat"],
+             "judges": ["baseline:smoke-judge"],
+             "benchmarks": {"nc": {"dataset": str(nc_built), "config": "basic", "sample": 20}}}
+    (cell,) = run_sweep(sweep, progress=False).cells
+    assert cell.status == "ok" and "sample=20" in cell.name
+    direct = run_nc(**NC, config="basic", sample=20, dataset=nc_built, out=tmp_path / "direct", cache=tmp_path / "c.sqlite")
+    import json
+
+    results = json.loads((cell.folder / "results.json").read_text())
+    assert results["row_ids"] == direct.results["row_ids"]  # the block's sample replaced the file's limit: 3
+    assert run_sweep(sweep, dry_run=True).cells[0].status == "ok"  # done, with the same rows: not rerun
+    sweep["benchmarks"]["nc"]["limit"] = 5
+    with pytest.raises(ConvbenchError, match=r"benchmarks.nc.sample: limit and sample choose the rows two ways"):
+        run_sweep(sweep, dry_run=True)
