@@ -36,11 +36,9 @@ from typing import Any
 
 from .._resources import read_yaml
 from ..errors import ConvbenchError
+from .tasks import TASKS
 
 SHOT_SEED = 0
-# Between two turns: the paper's prompts show one turn a line for open_domain and "\n\n" for the others.
-TURN_SEPARATOR = {"open_domain": "\n", "dialog_completion": "\n\n", "identify_unnatural": "\n\n",
-                  "rewrite_unnatural": "\n\n"}
 
 
 def templates() -> dict[str, Any]:
@@ -62,9 +60,9 @@ def _lines(turns: Sequence[Mapping[str, str]], names: Mapping[str, str]) -> list
 
 def _fields(task: str, example: Mapping[str, Any]) -> dict[str, str]:
     """The placeholders of one example: its dialogue block and the task's own values."""
-    if task not in TURN_SEPARATOR:
+    if task not in TASKS:
         raise ConvbenchError(f"unknown NICO task {task!r}")
-    join = TURN_SEPARATOR[task].join
+    join = templates()[task]["turn_separator"].join
     common = {k: str(example.get(k, "")) for k in ("topic", "interaction_type_zh", "interaction_definition")}
     if task in ("open_domain", "dialog_completion"):
         names = _names(example["history"], [example["reference_speaker"]])

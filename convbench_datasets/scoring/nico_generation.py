@@ -15,7 +15,8 @@ and the tokens are shared by all metrics:
 - avg_len: mean number of tokens per prediction (not a percentage);
 - bertscore_f1: bert-score's F1, opt-in (``bertscore=True``; needs the ``bertscore`` extra and a model;
   the layer and a model that cannot be loaded: see ``bertscore``: ``bertscore_error`` then says why and
-  ``bertscore_f1`` is None, the other scores are kept).
+  ``bertscore_f1`` is None, the other scores are kept; a blank prediction or reference scores
+  bert-score's 0 for an empty text, counted in ``bertscore_blank_pairs``).
 
 All scores but avg_len are percentages (0-100). Whitespace-only tokens are dropped, so that tokens
 joined by spaces and split again are the same tokens. Texts longer than ``max_chars`` characters

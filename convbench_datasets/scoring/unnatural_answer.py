@@ -267,7 +267,8 @@ def _unquote(text: str) -> str | None:
 
 class _Known:
     """A row's known sentences: the gold ones, compared with each reading (character LCS F-measure,
-    their bit masks built once), and every form an answer may quote (gold and dialogue) for exact look-ups."""
+    their bit masks built once), every form an answer may quote (gold and dialogue) for exact look-ups,
+    the dialogue's turns as written, and what a near copy may be a copy of."""
 
     def __init__(self, gold: list[str], quotable: dict[str, str], turns: Iterable[str] = ()) -> None:
         self.exact = set(gold) | set(quotable)
@@ -275,9 +276,9 @@ class _Known:
         self.gold = [_masks(form) for form in gold]
         # what a near copy may be a copy of, knowing the dialogue: a gold sentence, or a turn holding one
         # (a copy of any other sentence is an unmatched prediction either way)
-        targets = list(gold) if quotable else []
-        targets += [form for form in dict.fromkeys(normalise(t) for t in self.turns) if any(g in form for g in targets)]
-        self.targets = [(quotable.get(form, form), _masks(form)) for form in dict.fromkeys(targets)]
+        sentences = list(gold) if quotable else []
+        holding = [form for form in dict.fromkeys(normalise(t) for t in self.turns) if any(g in form for g in sentences)]
+        self.targets = [(quotable.get(form, form), _masks(form)) for form in dict.fromkeys(sentences + holding)]
 
     def score(self, form: str, floor: float) -> float:
         """The best LCS F-measure of ``form`` with a gold sentence, or ``floor`` when none beats it."""

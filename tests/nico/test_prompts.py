@@ -55,7 +55,7 @@ def test_dialog_completion_is_the_dialogue_in_an_instruction_with_type_and_defin
     assert prompt == (
         "CharacterA: 去哪儿？\n\nCharacterB: 杭州吧。\n\nCharacterA: 好，坐高铁。\n\n"
         "以上是一段“合作”型对话。合作是为了实现共同利益所在的某个目标而一起协作的行为。"
-        "请根据以上内容，生成一句符合人类说话习惯的回复。"
+        "请根据以上内容，生成一个符合人类说话习惯的回复。"
     )
     assert not _added(prompt)  # the next turn, not a turn missing in the middle; no topic
 
@@ -164,7 +164,7 @@ def test_templates_hold_only_the_paper_s_instructions() -> None:
     # every instruction sentence in the zero-shot templates, by task (placeholders stripped)
     expected = {
         "open_domain": [],
-        "dialog_completion": ["以上是一段“”型对话", "请根据以上内容，生成一句符合人类说话习惯的回复"],
+        "dialog_completion": ["以上是一段“”型对话", "请根据以上内容，生成一个符合人类说话习惯的回复"],
         "identify_unnatural": ["请给出以上文本中不符合人类说话习惯的句子，也就是不自然的句子", "注意！只能给出上文中的句子",
                                "如果上文中这样的句子不止一句，请用两个换行符把它们隔开"],
         "rewrite_unnatural": ["请根据以上对话改写这句话：“”，使它符合人类说话习惯", "注意！只能给出改写后的句子"],

@@ -206,3 +206,37 @@ def test_score_identify_reads_answers_knowing_the_dialogue() -> None:
     # callers that did not check the per-answer limits (lm-eval, inspect): the row fails, the call does not
     results, rows = score_identify(["好" * 2_001], [[]], [False])
     assert (rows[0]["precision"], rows[0]["recall"], results["f1"]) == (0.0, 0.0, 0.0)
+
+
+class OneRefusedRequest(Backend):
+    """FixedTurns' turns, but the server refuses the second prompt for good (a per-row error)."""
+
+    kind, model = "stub", "one-refused"
+
+    def generate(self, prompts, params):
+        for i, _ in enumerate(prompts):
+            if i == 1:
+                yield i, Generation("", error="HTTP 400: prompt refused", permanent=True)
+            else:
+                yield i, Generation(FixedTurns.TURNS[i % len(FixedTurns.TURNS)], finish_reason="stop")
+
+
+def test_bertscore_survives_a_failed_request(nico_built: Path, tmp_path: Path) -> None:
+    # A failed row is scored as an empty turn. Before: bert-score (0.3.13, transformers 5) raised on the
+    # blank text and BERTScore was missing from the whole run. Expected: bert-score itself on the other
+    # turns, and bert-score's 0 for an empty text on the failed one.
+    pytest.importorskip("bert_score", reason="BERTScore needs the bertscore extra")
+    import bert_score
+
+    from tests.support.tiny_models import build_tiny_bert
+
+    model = build_tiny_bert(tmp_path / "bert", "".join(FixedTurns.TURNS) + "你我他好的吗了是不在有这个")
+    run = run_nico(task="open_domain", model=OneRefusedRequest(), out=tmp_path / "run", split="train", limit=4,
+                   dataset=nico_built, cache=tmp_path / "c.sqlite", bertscore=True, bertscore_model=str(model),
+                   bertscore_layer=2, progress=False, max_error_rate=1)
+    assert run.results["errors"] == 1 and run.records[1]["turn"] == ""
+    kept = [r for r in run.records if r["turn"]]
+    _, _, f1 = bert_score.score([r["turn"] for r in kept], [r["reference"] for r in kept], model_type=str(model),
+                                num_layers=2, lang="zh", verbose=False)
+    assert run.results["bertscore_f1"] == pytest.approx(100 * (float(f1.sum()) + 0.0) / 4, abs=1e-4)
+    assert run.results["bertscore_blank_pairs"] == 1 and "bertscore_error" not in run.results
