@@ -176,7 +176,7 @@ def _parser() -> argparse.ArgumentParser:
 
     sweep = _command(commands, "sweep", "run models x benchmarks x settings from one YAML file (resumable: a rerun "
                                         "skips finished cells), then one report over them")
-    sweep.add_argument("file", metavar="FILE.yaml", help="the sweep file (format: README, Sweeps)")
+    sweep.add_argument("file", metavar="FILE.yaml", help="the sweep file (format: docs/sweeps.md)")
     sweep.add_argument("--dry-run", action="store_true", help="check the file and list its cells; run nothing")
     sweep.add_argument("--rerun", action="store_true",
                        help="run every cell again, finished or not (answers still come from the response cache)")

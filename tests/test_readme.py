@@ -27,12 +27,12 @@ def test_main_command_builds_nc() -> None:
 
 
 def test_the_sweep_example_is_a_valid_sweep(tmp_path: Path, nc_sources: Path) -> None:
-    # the README's example sweep file passes the sweep's own checks (dry run: nothing runs, nothing is written)
+    # the docs' example sweep file passes the sweep's own checks (dry run: nothing runs, nothing is written)
     import yaml
 
     from convbench_datasets.runner.sweep import run_sweep
 
-    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+    readme = (ROOT / "docs" / "sweeps.md").read_text(encoding="utf-8")  # the docs' Sweeps page
     (example,) = [block for block in re.findall(r"```yaml\n(.*?)```", readme, flags=re.S) if block.startswith("# sweep.yaml")]
     sweep = yaml.safe_load(example)
     sweep["out"] = str(tmp_path / "sweep")
@@ -41,3 +41,12 @@ def test_the_sweep_example_is_a_valid_sweep(tmp_path: Path, nc_sources: Path) ->
     # 2 NC + (4 + 1) NICO + 1 CoCoEval cells for each of the 4 models (the comments in the example say why)
     assert len(result.cells) == 4 * (2 + 5 + 1)
     assert not (tmp_path / "sweep").exists()
+
+
+def test_the_readme_is_short_and_its_links_resolve() -> None:
+    # a newcomer's page (#24): at most 150 lines; the rest lives in docs/, and every relative link goes somewhere
+    readme = (ROOT / "README.md").read_text(encoding="utf-8")
+    assert len(readme.splitlines()) <= 150
+    links = re.findall(r"\]\(([^)#]+)(?:#[^)]*)?\)", readme)
+    local = [link for link in links if not link.startswith("http")]
+    assert local and all((ROOT / link).exists() for link in local), [l for l in local if not (ROOT / l).exists()]

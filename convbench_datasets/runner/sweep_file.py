@@ -2,7 +2,7 @@
 
 A sweep file names an output folder, models, default judges and benchmarks with their settings; every
 benchmark's settings expand into a grid (a list value: one cell per value), run once per model. The
-format is in the README (Sweeps) and in :func:`read_sweep`. Reading checks the whole file before any
+format is in the docs (docs/sweeps.md) and in :func:`read_sweep`. Reading checks the whole file before any
 cell runs: unknown keys, unknown benchmarks, settings a benchmark does not take, bad values (each
 benchmark's own ``plan`` checks every combination), judge counts, and two cells that would share one
 folder. Each problem names the file and its key path (``benchmarks.x.shots[1]``); all are reported
