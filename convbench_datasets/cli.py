@@ -90,6 +90,9 @@ def _parser() -> argparse.ArgumentParser:
     build.add_argument("--metadata-model", metavar="SPEC",
                        help="cocoeval: this model writes every row's setting, participants' roles and goals (default: from the sources)")
     build.add_argument("--metadata-model-base-url", metavar="URL", help="cocoeval: OpenAI-compatible server for --metadata-model")
+    for stage, flag in (("summarizer", "--summarizer"), ("cleaner", "--cleaner"), ("metadata_model", "--metadata-model")):
+        build.add_argument(f"{flag}-param", action="append", metavar="KEY=VALUE", dest=f"{stage}_param",
+                           help=f"cocoeval: a request field for {flag} (as convbench run --param); repeat for more")
     build.add_argument("--cache", metavar="FILE",
                        help="cocoeval: response cache of the model-made stages (default $CONVBENCH_CACHE/responses.sqlite)")
     build.add_argument("--retry-errors", action="store_true",
@@ -153,6 +156,13 @@ def _parser() -> argparse.ArgumentParser:
                           "(default: the URL for one server, none for several); you vouch that it names the weights")
     run.add_argument("--judge-model-id", action="append", metavar="NAME",
                      help="the same for the judge; with several --judge, once for all or once per judge, in order")
+    run.add_argument("--param", action="append", metavar="KEY=VALUE",
+                     help="a request field for the model, repeat for more: temperature=0.7, top_p=0.9, seed=1, "
+                          "stop='[\"\\n\"]', max_tokens=512, reasoning_effort=low, any field the server takes; VALUE "
+                          "is read as JSON when it parses, else as a string; null leaves the field out of the request. "
+                          "Part of the cache key and the run's signature")
+    run.add_argument("--judge-param", action="append", metavar="KEY=VALUE",
+                     help="the same for every judge (the model's --param never applies to a judge)")
     run.add_argument("--api-key-env", help="environment variable holding the API key (default OPENAI_API_KEY)")
     run.add_argument("--timeout", type=_positive_seconds, help="seconds each request attempt may take in all before a retry (default 120)")
     run.add_argument("--retry-errors", action="store_true",
@@ -263,22 +273,34 @@ def _parser() -> argparse.ArgumentParser:
     return parser
 
 
-def _backend_options(args: argparse.Namespace, base_url: str | list[str] | None, model_id: str | None = None) -> dict:
+def _backend_options(args: argparse.Namespace, base_url: str | list[str] | None, model_id: str | None = None,
+                     params: dict[str, Any] | None = None) -> dict:
     """Backend options from the run flags: ``base_url`` is a URL or list of them, each perhaps a comma
-    list of replicas (the backend splits them); ``model_id`` names an openai model for the cache."""
+    list of replicas (the backend splits them); ``model_id`` names an openai model for the cache;
+    ``params`` the request fields of --param or --judge-param."""
     return {
         "base_url": base_url, "concurrency": args.concurrency, "api_key_env": args.api_key_env,
         "timeout": args.timeout, "device": args.device, "dtype": args.dtype, "batch_size": args.batch_size,
         "batch_order": args.batch_order,
-        "model_id": model_id,
+        "model_id": model_id, "params": params,
     }
+
+
+def _params(values: Sequence[str] | None, flag: str) -> dict[str, Any] | None:
+    """The request fields of repeated ``flag KEY=VALUE`` options, checked (a one-line error names ``flag``)."""
+    from .runner.backends import check_params, params_from_flags
+
+    try:
+        return check_params(params_from_flags(values, flag), flag)
+    except ValueError as err:
+        raise ConvbenchError(str(err)) from None
 
 
 def _model_options(args: argparse.Namespace) -> dict:
     """The generator's backend options; --model-id only for an openai: model."""
     if args.model_id is not None and not args.model.startswith("openai:"):
         raise ConvbenchError(f"--model-id applies to openai: models only, not {args.model}")
-    return _backend_options(args, args.base_url, args.model_id)
+    return _backend_options(args, args.base_url, args.model_id, _params(args.param, "--param"))
 
 
 def _judge_options(args: argparse.Namespace) -> dict | list[dict]:
@@ -294,10 +316,11 @@ def _judge_options(args: argparse.Namespace) -> dict | list[dict]:
                                  "(for every judge) or once per --judge, in the same order")
     if ids and not any(spec.startswith("openai:") for spec in judges):  # other judges' ids are unused, as URLs are
         raise ConvbenchError(f"--judge-model-id applies to openai: judges only, not {', '.join(judges)}")
+    params = _params(args.judge_param, "--judge-param")
     options = []
     for k in range(len(judges)):
         url = urls[k] if len(judges) > 1 and len(urls) == len(judges) else (urls or args.base_url)
-        options.append(_backend_options(args, url, ids[k] if len(ids) > 1 else (ids or [None])[0]))
+        options.append(_backend_options(args, url, ids[k] if len(ids) > 1 else (ids or [None])[0], params))
     if len(judges) == 1 or all(o == options[0] for o in options):
         return options[0]
     return options
@@ -367,7 +390,8 @@ def _cmd_run(args: argparse.Namespace) -> None:
                              f"--judge{'' if most == 1 else 's'}")
     if most == 0:
         given = [flag for flag, value in (("--judge-base-url", args.judge_base_url),
-                                          ("--judge-model-id", args.judge_model_id)) if value]
+                                          ("--judge-model-id", args.judge_model_id),
+                                          ("--judge-param", args.judge_param)) if value]
         if given:
             raise ConvbenchError(f"convbench run {bench.name} takes no judge: {' and '.join(given)} would be unused")
     if judges:
@@ -645,6 +669,12 @@ def _cmd_build(args: argparse.Namespace) -> None:
                 raise ConvbenchError(f"--{stage.replace('_', '-')}-base-url needs --{stage.replace('_', '-')}")
             options[stage] = spec
             options[f"{stage}_options"] = {"base_url": base_url} if base_url else {}
+        flag = f"--{stage.replace('_', '-')}-param"
+        params = _params(getattr(args, f"{stage}_param"), flag)
+        if params:
+            if args.name != "cocoeval" or not spec:
+                raise ConvbenchError(f"{flag} needs --{stage.replace('_', '-')} (cocoeval)")
+            options[f"{stage}_options"]["params"] = params
     for flag, value in (("--cache", args.cache), ("--retry-errors", args.retry_errors),
                         ("--max-error-rate", args.max_error_rate)):
         if value not in (None, False):

@@ -47,7 +47,8 @@ class Session:
     """The backends of one run and the run's cache, progress and error policy (see the module docstring).
 
     ``model_options``: options of the generator's backend (``base_url``, ``concurrency``...);
-    ``judge_options``: one dict per judge (None: the generator's options).
+    ``judge_options``: one dict per judge (None: the generator's options, less its request ``params``:
+    the generator's sampling settings are never a judge's).
     """
 
     def __init__(self, store: ResponseCache, model: Spec, judges: Sequence[Spec] = (), *,
@@ -60,12 +61,14 @@ class Session:
         options = list(judge_options) if judge_options is not None else [None] * len(self.judge_specs)
         if len(options) != len(self.judge_specs):
             raise ConvbenchError(f"got {len(options)} judge options for {len(self.judge_specs)} judges")
-        self.judge_options = [o or self.model_options for o in options]
+        lent = {k: v for k, v in self.model_options.items() if k != "params"}
+        self.judge_options = [o or lent for o in options]
         # the first judge is the generator itself when it is the same spec and has no options of its own
-        # options that set nothing (all None), or the generator's own, are no options of its own
-        own = _given(judge_options[0] if judge_options else None)
+        # options that set nothing (all None), or the generator's own, are no options of its own; a
+        # generator with request params is never its own judge unless that judge has the same params
+        own, mine = _given(judge_options[0] if judge_options else None), _given(model_options)
         self.same = bool(self.judge_specs) and isinstance(model, str) and model == self.judge_specs[0] \
-            and own in ({}, _given(model_options))
+            and (own == mine or (own == {} and "params" not in mine))
         self._generator: Backend | None = None
         self._judges: list[Backend | None] = [None] * len(self.judge_specs)
         self._built: list[Backend] = []
@@ -188,7 +191,8 @@ class Session:
 
 
 def _given(options: dict[str, Any] | None) -> dict[str, Any]:
-    return {key: value for key, value in (options or {}).items() if value is not None}
+    """The options set (not None; empty ``params`` are no params)."""
+    return {key: value for key, value in (options or {}).items() if value is not None and value != {}}
 
 
 def spread(judged: StageResult, rows: list[int], n: int) -> StageResult:

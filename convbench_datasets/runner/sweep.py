@@ -232,7 +232,7 @@ def _judge_options(judge: Endpoint, model: Endpoint) -> dict[str, Any] | None:
     judge that is the model with the same options, which the runner then shares (one local model loaded)."""
     if judge.spec == model.spec and judge.options == model.options:
         return None
-    return {key: judge.options.get(key) for key in (*BACKEND_KEYS, "model_id")}
+    return {key: judge.options.get(key) for key in (*BACKEND_KEYS, "model_id", "params")}
 
 
 def _cells(sweep: SweepFile, state: dict[str, Any], rerun: bool) -> list[Cell]:

@@ -46,13 +46,15 @@ from .error_rate import DEFAULT_MAX_ERROR_RATE, checked_rate
 BACKEND_KEYS = ("base_url", "concurrency", "timeout", "api_key_env", "device", "dtype", "batch_size", "batch_order")
 TOP_KEYS = ("out", "cache", "sources", "limit", "retry_errors", "max_error_rate", "models", "judges", "benchmarks",
             *BACKEND_KEYS)
-ENDPOINT_KEYS = ("spec", "name", "model_id", *BACKEND_KEYS)  # a model's or a judge's mapping
+ENDPOINT_KEYS = ("spec", "name", "model_id", "params", *BACKEND_KEYS)  # a model's or a judge's mapping
 BLOCK_KEYS = ("dataset", "judges", "limit", "sample")  # a benchmark's own keys beside its settings
 # the backend options that decide a model's answers, per backend kind, as its cache identity holds them; the
 # rest change how fast answers come, not which (concurrency, timeout, api_key_env, device, batch_size), or
 # nothing (an option the kind does not take): left out of a cell's definition (its hash). hf's batch_order
 # decides which prompts share a batch, and with it bf16 answers (runner/backends/hf.py)
-ANSWER_KEYS = {"openai": ("base_url", "model_id"), "hf": ("dtype", "batch_order"), "baseline": ()}
+# request params (a model's `params`: --param) decide answers for every kind that takes them
+ANSWER_KEYS = {"openai": ("base_url", "model_id", "params"), "hf": ("dtype", "batch_order", "params"),
+               "anthropic": ("params",), "baseline": ()}
 # run keywords the sweep fills in itself: a benchmark's block cannot set them
 RESERVED = {
     "model": "the models are the top-level `models`",
@@ -434,6 +436,15 @@ def _endpoint(entry: Any, where: str, defaults: dict[str, Any], problems: Proble
         elif not spec.startswith("openai:"):
             problems.add(f"{where}.model_id", f"applies to openai: models only, not {spec}")
         options["model_id"] = model_id
+    if entry.get("params") is not None:
+        from .backends import check_params
+
+        try:  # the run's own check (reserved names, values JSON cannot hold)
+            options["params"] = check_params(entry["params"], "params")
+        except ConvbenchError as err:
+            problems.add(f"{where}.params", str(err).removeprefix("params: "))
+        if spec.startswith("baseline:") and entry["params"]:
+            problems.add(f"{where}.params", f"{spec} sends no requests: request parameters do not apply to it")
     name = entry.get("name")
     if name is not None and (not isinstance(name, str) or slug(name) != name):
         problems.add(f"{where}.name", f"a folder name of letters, digits and . _ + - (at most {MAX_NAME}), got {name!r}")

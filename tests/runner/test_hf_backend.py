@@ -110,3 +110,34 @@ def test_presence_penalty_reaches_generation_greedy_only(tmp_path: Path) -> None
     assert len(set(plain)) < len(plain) and len(set(penalised)) == len(penalised) > 1
     with pytest.raises(ConvbenchError, match="presence_penalty is supported with greedy decoding"):
         dict(backend.generate(prompt, GenerationParams(max_new_tokens=4, temperature=0.7, presence_penalty=2.0)))
+
+
+def test_request_params_set_decoding_and_the_identity(tmp_path: Path) -> None:
+    from tests.support.tiny_models import build_tiny_lm
+
+    from convbench_datasets.errors import ConvbenchError
+
+    with pytest.raises(ConvbenchError, match=r"request parameter 'reasoning_effort' \(--param / --judge-param\)"):
+        backend_from_spec("hf:nowhere", params={"reasoning_effort": "low"})  # refused before anything loads
+    folder = build_tiny_lm(tmp_path / "lm")
+    params = GenerationParams(max_new_tokens=8)
+    plain = backend_from_spec(f"hf:{folder}", device="cpu")
+    greedy = dict(plain.generate(PROMPTS, params))
+    assert "params" not in plain.identity()
+    # a token limit of the user's replaces the stage's
+    short = backend_from_spec(f"hf:{folder}", device="cpu", params={"max_tokens": 2})
+    cut = dict(short.generate(PROMPTS, params))
+    assert short.identity()["params"] == {"max_tokens": 2}
+    assert all(cut[i].completion_tokens <= 2 and greedy[i].text.startswith(cut[i].text) for i in range(3))
+    # sampling with a seed: the same answers twice, and (for this tiny model) not the greedy ones
+    sampled = [dict(backend_from_spec(f"hf:{folder}", device="cpu", params={"temperature": 5.0, "seed": 11})
+                    .generate(PROMPTS, params)) for _ in range(2)]
+    assert [sampled[0][i].text for i in range(3)] == [sampled[1][i].text for i in range(3)]
+    assert [sampled[0][i].text for i in range(3)] != [greedy[i].text for i in range(3)]
+    # a stop string ends the answer, and is cut from it
+    text = next(g.text for g in greedy.values() if len(g.text.split()) >= 3)
+    stop = text.split()[1]
+    stopped = dict(backend_from_spec(f"hf:{folder}", device="cpu", params={"stop": [stop]}).generate(PROMPTS, params))
+    for i in range(3):
+        expected = greedy[i].text[: greedy[i].text.find(stop)] if stop in greedy[i].text else greedy[i].text
+        assert stopped[i].text == expected

@@ -402,7 +402,7 @@ def test_a_judge_gets_its_own_options_never_the_models(nc_built: Path, tmp_path:
     assert kwargs["judge"] == ["openai:judge", "openai:m"]
     own, shared = kwargs["judge_options"]
     assert shared is None and own == dict.fromkeys(("base_url", "concurrency", "timeout", "api_key_env", "device",
-                                                    "dtype", "batch_size", "batch_order", "model_id"))
+                                                    "dtype", "batch_size", "batch_order", "model_id", "params"))
 
 
 def test_a_second_sweep_into_the_same_out_fails_at_once(nico_built: Path, tmp_path: Path) -> None:

@@ -25,7 +25,7 @@ The model name picks the behaviour (answers are deterministic functions of the r
   for the affected rows; ``badstatus-echo``: a broken HTTP status line, then the connection closes;
 - ``trickle``: the whole reply (status line included) sent one byte every ``trickle_seconds``;
 - ``redirect``: 302 to ``state.redirect_to``;
-- an OpenAI reasoning model's name (``o1``, ``o3``, ``o4-mini``...: ``o`` and a digit) behaves like one:
+- an OpenAI reasoning model's name (``o1``, ``o3``, ``o4-mini``...: ``o`` and a digit; ``gpt-5``...) behaves like one:
   ``max_tokens``, a temperature other than 1, ``presence_penalty`` or ``frequency_penalty`` get OpenAI's
   HTTP 400 for them; its hidden reasoning spends ``state.reasoning_tokens`` of ``max_completion_tokens``
   first (reported in ``usage.completion_tokens_details``), and when the rest cannot hold the answer the
@@ -58,7 +58,7 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field
 
 LABELS = ["Answer", "Repeat", "PreClosing", "Silence", "Definition", "I am not sure"]
-REASONING_MODEL = re.compile(r"o\d")  # OpenAI's reasoning models: o1, o3-mini, o4-mini...
+REASONING_MODEL = re.compile(r"o\d|gpt-5")  # OpenAI's reasoning models: o1, o3-mini, o4-mini, gpt-5-mini...
 
 
 def reasoning_refusal(request: dict) -> str | None:
@@ -89,6 +89,7 @@ class ServerState:
     reasoning_tokens: int = 2000  # what a reasoning model's hidden reasoning spends of max_completion_tokens
     gets: int = 0  # GET /models requests (preflights)
     requests: list[tuple[str, str]] = field(default_factory=list)  # (model, body sha)
+    bodies: list[dict] = field(default_factory=list)  # each chat request's parsed JSON body (parallel to requests)
     arrived: list[float] = field(default_factory=list)  # time.monotonic() of each chat request (parallel to requests)
     authorizations: list[str] = field(default_factory=list)
     seen: set[str] = field(default_factory=set)
@@ -138,6 +139,7 @@ def _handler(state: ServerState) -> type[http.server.BaseHTTPRequestHandler]:
             sha = hashlib.sha256(body).hexdigest()
             with state.lock:
                 state.requests.append((model, sha))
+                state.bodies.append(request)
                 state.arrived.append(time.monotonic())
                 state.authorizations.append(self.headers.get("Authorization", ""))
                 first = sha not in state.seen

@@ -10,7 +10,7 @@ from __future__ import annotations
 from typing import Any
 
 from ...errors import ConvbenchError
-from .base import Backend, Generation, GenerationParams, Messages
+from .base import Backend, Generation, GenerationParams, Messages, check_params, params_from_flags, parse_param
 
 KINDS = ("hf", "openai", "baseline")
 
@@ -18,7 +18,9 @@ KINDS = ("hf", "openai", "baseline")
 def backend_from_spec(spec: str | Backend, **options: Any) -> Backend:
     """Make a backend from a spec. ``options`` go to the backend that takes them (``base_url``,
     ``concurrency``, ``api_key_env``, ``timeout``, ``model_id``, ``cooldown``, ``max_failures`` for openai;
-    ``device``, ``dtype``, ``batch_size``, ``batch_order`` for hf); unset (None) options keep the backend's defaults.
+    ``device``, ``dtype``, ``batch_size``, ``batch_order`` for hf; ``params``, the request fields of
+    ``--param``/``--judge-param``, for both); unset (None) options keep the backend's defaults.
+    A baseline takes no ``params`` (an error says so).
     For openai, ``base_url`` may name several replicas (a comma-separated string or a list) and
     ``model_id`` names the model for the cache instead of its servers (see
     :meth:`.openai_compat.OpenAICompatBackend.identity`). A Backend object passes through unchanged."""
@@ -31,15 +33,20 @@ def backend_from_spec(spec: str | Backend, **options: Any) -> Backend:
     if kind == "baseline":
         from .baseline import BaselineBackend
 
+        if given.get("params"):
+            raise ConvbenchError(f"{spec} sends no requests: request parameters (--param / --judge-param, "
+                                 f"params) do not apply to it")
         return BaselineBackend(target)
     if kind == "openai":
         from .openai_compat import OpenAICompatBackend
 
-        keys = ("base_url", "concurrency", "api_key_env", "timeout", "retry", "model_id", "cooldown", "max_failures")
+        keys = ("base_url", "concurrency", "api_key_env", "timeout", "retry", "model_id", "cooldown", "max_failures",
+                "params")
         return OpenAICompatBackend(target, **{k: v for k, v in given.items() if k in keys})
     from .hf import HFBackend
 
-    return HFBackend(target, **{k: v for k, v in given.items() if k in ("device", "dtype", "batch_size", "batch_order")})
+    keys = ("device", "dtype", "batch_size", "batch_order", "params", "gguf_file")
+    return HFBackend(target, **{k: v for k, v in given.items() if k in keys})
 
 
 def early_backend(spec: str | Backend, **options: Any) -> Backend | None:
@@ -54,4 +61,5 @@ def early_backend(spec: str | Backend, **options: Any) -> Backend | None:
     return None
 
 
-__all__ = ["Backend", "Generation", "GenerationParams", "Messages", "backend_from_spec", "early_backend"]
+__all__ = ["Backend", "Generation", "GenerationParams", "Messages", "backend_from_spec", "check_params",
+           "early_backend", "params_from_flags", "parse_param"]

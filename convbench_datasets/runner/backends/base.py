@@ -3,11 +3,76 @@
 from __future__ import annotations
 
 from abc import ABC, abstractmethod
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from dataclasses import asdict, dataclass
 from typing import Any
 
+from ...errors import ConvbenchError
+
 Messages = list[dict[str, str]]
+# request fields a backend builds itself from the prompt: never a --param
+RESERVED_PARAMS = ("model", "messages", "stream", "system")
+
+
+def parse_param(text: str, flag: str = "--param") -> tuple[str, Any]:
+    """``KEY=VALUE`` from the command line: VALUE read as JSON when it parses (``0.7``, ``true``,
+    ``["\\n"]``, ``{"type": "enabled"}``; ``null`` leaves the field out of the request), else as the string.
+
+    Example:
+        >>> parse_param("temperature=0.7"), parse_param("reasoning_effort=low"), parse_param("stop=null")
+        (('temperature', 0.7), ('reasoning_effort', 'low'), ('stop', None))
+    """
+    import json
+
+    key, sep, value = text.partition("=")
+    key = key.strip()
+    if not sep or not key:
+        raise ValueError(f"{flag} expects KEY=VALUE (VALUE as JSON, else a string; null leaves KEY out), got {text!r}")
+    try:
+        return key, json.loads(value)
+    except ValueError:
+        return key, value
+
+
+def params_from_flags(values: Sequence[str] | None, flag: str = "--param") -> dict[str, Any] | None:
+    """The request parameters of repeated ``flag KEY=VALUE`` options (None when none is given); a key
+    given twice is an error naming the flag."""
+    if not values:
+        return None
+    params: dict[str, Any] = {}
+    for text in values:
+        key, value = parse_param(text, flag)
+        if key in params:
+            raise ValueError(f"{flag} {key}=... is given twice; give each request field once")
+        params[key] = value
+    return params
+
+
+def check_params(params: Any, what: str = "params (--param / --judge-param)") -> dict[str, Any] | None:
+    """``params`` checked: a mapping of request field names to JSON values (None: the field is left out of
+    the request); returned as a plain dict sorted by key, or None when empty or None. Field names a backend
+    builds itself (:data:`RESERVED_PARAMS`), non-string keys and values JSON cannot hold (NaN, objects) are
+    one-line errors naming ``what``."""
+    import json
+
+    if params is None:
+        return None
+    if not isinstance(params, Mapping):
+        raise ConvbenchError(f"{what} must be a mapping of request fields to values, got {type(params).__name__}")
+    checked: dict[str, Any] = {}
+    for key in sorted(params, key=str):
+        if not isinstance(key, str) or not key:
+            raise ConvbenchError(f"{what}: field names must be non-empty strings, got {key!r}")
+        if key in RESERVED_PARAMS:
+            raise ConvbenchError(f"{what}: {key!r} is built by convbench from the prompt and cannot be set")
+        value = params[key]
+        try:
+            json.dumps(value, allow_nan=False)
+        except (TypeError, ValueError):
+            raise ConvbenchError(f"{what}: {key}={value!r} is not a JSON value (numbers, strings, true/false, "
+                                 "lists, mappings; null leaves the field out)") from None
+        checked[key] = value
+    return checked or None
 
 
 @dataclass(frozen=True)

@@ -13,6 +13,16 @@ each set, asked whole; see ``runner/stage.py``), and the answers' cache identity
 Each answer reports ``finish_reason``: ``length`` when it used all ``max_new_tokens`` without ending,
 else ``stop``. A prompt longer than the model's context is that row's (permanent) error.
 ``presence_penalty`` is applied by :class:`PresencePenalty` (greedy decoding only).
+
+``params`` (``--param KEY=VALUE``) are decoding settings of :data:`HF_PARAMS`: ``temperature`` (above 0
+samples), ``top_p``, ``top_k``, ``min_p``, ``repetition_penalty``, ``no_repeat_ngram_size``, ``do_sample``,
+``seed`` (the sampler seeded before each batch), ``max_new_tokens`` or ``max_tokens`` (the token limit),
+``stop`` (a string or a list: generation ends at one, which is cut from the answer, as OpenAI does); None
+keeps convbench's value; any other name is a one-line error. They are part of the identity when given.
+
+A GGUF file is named by the spec (``hf:/path/model.gguf``: transformers dequantizes it with the ``gguf``
+package, ``from_pretrained(folder, gguf_file=name)``) or by ``gguf_file`` beside a folder or hub id
+(``hf:FOLDER`` with ``gguf_file="model.gguf"``). The chat template is the one the GGUF file carries.
 """
 
 from __future__ import annotations
@@ -23,10 +33,13 @@ from typing import Any
 
 from ...counts import MAX_BATCH_SIZE, check_count
 from ...errors import ConvbenchError
-from .base import Backend, Generation, GenerationParams, Messages
+from .base import Backend, Generation, GenerationParams, Messages, check_params
 
 EXTRA_HINT = "the hf backend needs torch and transformers: pip install 'convbench[hf]'"
 BATCH_ORDERS = ("length", "file")  # the first is the default: see the module docstring
+# request parameters the hf backend takes (see the module docstring)
+HF_PARAMS = ("temperature", "top_p", "top_k", "min_p", "repetition_penalty", "no_repeat_ngram_size", "do_sample",
+             "seed", "max_new_tokens", "max_tokens", "stop")
 
 
 def plain_prompt(messages: Messages) -> str:
@@ -44,7 +57,13 @@ def model_fingerprint(model: str, lm: Any, tokenizer: Any) -> str:
 
     digest = hashlib.sha256(str(getattr(tokenizer, "chat_template", "") or "").encode())
     folder = Path(model)
-    if folder.is_dir():
+    if folder.is_file():  # a GGUF file: its size and first and last megabyte
+        size = folder.stat().st_size
+        with open(folder, "rb") as f:
+            digest.update(str(size).encode() + f.read(1 << 20))
+            f.seek(max(0, size - (1 << 20)))
+            digest.update(f.read())
+    elif folder.is_dir():
         for path in sorted(p for p in folder.rglob("*") if p.is_file()):
             digest.update(str(path.relative_to(folder)).encode())
             size = path.stat().st_size
@@ -77,12 +96,37 @@ class PresencePenalty:
         return scores - self.penalty * seen
 
 
+class StopStrings:
+    """A stopping criterion: a row stops once its decoded answer (the tokens after ``prompt_length``) holds
+    one of ``stops``. It decodes, so it works with any tokenizer (transformers' own ``stop_strings`` needs a
+    byte-level or sentencepiece vocabulary)."""
+
+    def __init__(self, tokenizer: Any, stops: Sequence[str], prompt_length: int) -> None:
+        self.tokenizer, self.stops, self.prompt_length = tokenizer, list(stops), prompt_length
+
+    def __call__(self, input_ids: Any, scores: Any, **kwargs: Any) -> Any:
+        import torch
+
+        texts = self.tokenizer.batch_decode(input_ids[:, self.prompt_length :], skip_special_tokens=True)
+        return torch.tensor([any(stop in text for stop in self.stops) for text in texts], device=input_ids.device)
+
+
 class HFBackend(Backend):
     kind = "hf"
     holds_weights = True
 
     def __init__(self, model: str, *, device: str = "auto", dtype: str = "auto", batch_size: int = 8,
-                 batch_order: str = "length") -> None:
+                 batch_order: str = "length", params: dict[str, Any] | None = None,
+                 gguf_file: str | None = None) -> None:
+        self.params = check_params(params) or {}
+        unknown = sorted(set(self.params) - set(HF_PARAMS))
+        if unknown:
+            raise ConvbenchError(f"hf backend: request parameter {unknown[0]!r} (--param / --judge-param) is not one it "
+                                 f"takes; it takes {', '.join(HF_PARAMS)}")
+        stop = self.params.get("stop")
+        if stop is not None and not (isinstance(stop, str) and stop or isinstance(stop, list) and stop
+                                     and all(isinstance(x, str) and x for x in stop)):
+            raise ConvbenchError(f"hf backend: stop (--param stop=...) must be a string or a list of strings, got {stop!r}")
         if batch_order not in BATCH_ORDERS:
             raise ConvbenchError(f"batch order must be one of {', '.join(BATCH_ORDERS)}, got {batch_order!r}")
         batch_size = check_count("batch_size (--batch-size)", batch_size, least=1, most=MAX_BATCH_SIZE)
@@ -100,11 +144,19 @@ class HFBackend(Backend):
         self.calls = 0
         self._torch = torch
         self.device = ("cuda" if torch.cuda.is_available() else "cpu") if device == "auto" else device
+        self.gguf_file = gguf_file
+        source, load = model, {}
+        if gguf_file is not None:
+            load = {"gguf_file": gguf_file}
+        elif model.endswith(".gguf"):  # hf:/path/model.gguf
+            from pathlib import Path
+
+            source, load = str(Path(model).parent), {"gguf_file": Path(model).name}
         try:
-            self.tokenizer = transformers.AutoTokenizer.from_pretrained(model)
+            self.tokenizer = transformers.AutoTokenizer.from_pretrained(source, **load)
             weights = "auto" if dtype == "auto" else getattr(torch, dtype)
-            self.lm = transformers.AutoModelForCausalLM.from_pretrained(model, dtype=weights)
-        except (OSError, ValueError, AttributeError) as err:
+            self.lm = transformers.AutoModelForCausalLM.from_pretrained(source, dtype=weights, **load)
+        except (OSError, ValueError, AttributeError, ImportError) as err:
             raise ConvbenchError(f"cannot load hf model {model!r}: {err}") from None
         try:
             self.lm.to(self.device).eval()
@@ -123,7 +175,18 @@ class HFBackend(Backend):
                     "text": "raw"}
         if self.batch_order != "length":  # length order keeps the keys it always had (caches stay valid)
             identity.update(batch_order=self.batch_order, batch_size=self.batch_size)
+        if self.gguf_file is not None:
+            identity["gguf_file"] = self.gguf_file
+        if self.params:  # without params: the keys it always had
+            identity["params"] = dict(self.params)
         return identity
+
+    def _decoding(self, params: GenerationParams) -> tuple[int, float]:
+        """The token limit and temperature: ``params``' unless this backend's request parameters set them."""
+        limit = next((self.params[k] for k in ("max_new_tokens", "max_tokens") if self.params.get(k) is not None),
+                     params.max_new_tokens)
+        temperature = self.params.get("temperature")
+        return int(limit), float(params.temperature if temperature is None else temperature)
 
     def render(self, messages: Messages) -> str:
         if getattr(self.tokenizer, "chat_template", None):
@@ -139,6 +202,10 @@ class HFBackend(Backend):
         return None
 
     def generate(self, prompts: Sequence[Messages], params: GenerationParams) -> Iterator[tuple[int, Generation]]:
+        from dataclasses import replace
+
+        limit_tokens, temperature = self._decoding(params)
+        params = replace(params, max_new_tokens=limit_tokens, temperature=temperature)
         if params.presence_penalty is not None and params.temperature > 0:
             # transformers runs custom logit processors after its temperature and top-k/top-p warpers, so
             # the penalty would not mean what it means on an OpenAI-compatible server; greedy is exact
@@ -170,6 +237,18 @@ class HFBackend(Backend):
             options.update(do_sample=True, temperature=params.temperature)
         else:
             options.update(do_sample=False)
+        for name in ("top_p", "top_k", "min_p", "repetition_penalty", "no_repeat_ngram_size", "do_sample"):
+            if self.params.get(name) is not None:
+                options[name] = self.params[name]
+        stops = self.params.get("stop")
+        stops = [stops] if isinstance(stops, str) else stops or []
+        if stops:
+            from transformers import StoppingCriteriaList
+
+            options["stopping_criteria"] = StoppingCriteriaList(
+                [StopStrings(self.tokenizer, stops, int(encoded["input_ids"].shape[1]))])
+        if self.params.get("seed") is not None:
+            torch.manual_seed(int(self.params["seed"]))
         if params.presence_penalty is not None:
             from transformers import LogitsProcessorList
 
@@ -181,13 +260,16 @@ class HFBackend(Backend):
         new_tokens = output[:, encoded["input_ids"].shape[1] :]
         seconds = (time.perf_counter() - began) / len(texts)
         prompt_lengths = encoded["attention_mask"].sum(dim=1).tolist()
-        stops = self._stop_ids()
+        eos = self._stop_ids()
         results = []
         for row, length in zip(new_tokens, prompt_lengths):
             kept = row[row != self.tokenizer.pad_token_id] if self.tokenizer.pad_token_id is not None else row
             text = self.tokenizer.decode(kept, skip_special_tokens=True)
             # generation ends at a stop token or at the limit; a row that never met one was cut
-            ended = any(int(token) in stops for token in row.tolist())
+            ended = any(int(token) in eos for token in row.tolist())
+            cut = [text.find(stop) for stop in stops if stop in text]
+            if cut:  # ended at a stop string: the answer is what came before it (OpenAI's rule)
+                text, ended = text[: min(cut)], True
             # kept as decoded, like the openai backend and the released pipeline: a turn that starts with a
             # new line is judged as an empty first line there, so stripping here would change verdicts
             results.append(Generation(text, int(length), int(kept.numel()), seconds,

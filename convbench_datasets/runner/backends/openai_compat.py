@@ -33,10 +33,16 @@ with a warning while another works. The cache identity is ``model_id`` when give
 ``model_id``, no URL), else kind, model and the URL for one endpoint (as before pools existed), else
 kind and model alone: the user vouches that the replicas serve the same weights.
 
-OpenAI's reasoning models (o-series names: ``o1``, ``o3``, ``o4-mini``..., :func:`reasoning_model`) refuse
-``max_tokens`` and any temperature but their own: they are sent ``max_completion_tokens`` (their hidden
+OpenAI's reasoning models (o-series names: ``o1``, ``o3``, ``o4-mini``..., and ``gpt-5*``: :func:`reasoning_model`)
+refuse ``max_tokens`` and any temperature but their own: they are sent ``max_completion_tokens`` (their hidden
 reasoning counts against it) and no temperature, so they sample at their default whatever
 ``GenerationParams.temperature`` says.
+
+``params`` (``--param KEY=VALUE``, ``backend_options={"params": {...}}``) are request fields set as given on top
+of that (``temperature``, ``top_p``, ``seed``, ``stop``, ``reasoning_effort``, any field the server takes; None
+leaves a field out); a token limit among them (``max_tokens`` or ``max_completion_tokens``) replaces
+convbench's. They are part of :meth:`OpenAICompatBackend.identity` (so of every cache key and the run's
+signature) when given; without them the identity, and so every cache key, is what it was.
 
 The API key is read from an environment variable at request time. It is never stored on the object,
 in the cache key, in records, results or error messages (a server that echoes it back has it
@@ -59,14 +65,14 @@ import time
 import urllib.error
 import urllib.request
 import warnings
-from collections.abc import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
 from typing import Any
 
 from ...counts import MAX_CONCURRENCY, check_count, check_seconds
 from ...errors import ConvbenchError
 from ..redact import redact
-from .base import Backend, Generation, GenerationParams, Messages
+from .base import Backend, Generation, GenerationParams, Messages, check_params
 from .deadline import Deadline, DeadlineHTTPHandler, DeadlineHTTPSHandler
 from .endpoints import (
     DEFAULT_COOLDOWN,
@@ -86,15 +92,18 @@ ROW_REFUSED_STATUS = {400, 413, 422}
 # unknown path. That is the endpoint's fault, never the row's: not stored, never a per-row error
 MISSING_STATUS = 404
 KEY_REFUSED_STATUS = {401, 403}
-_REASONING_MODEL = re.compile(r"(?:^|/)o\d")  # o1, o3-mini, o4-mini-2025-04-16, azure/o4-mini...
+# o1, o3-mini, o4-mini-2025-04-16, azure/o4-mini..., gpt-5, gpt-5-mini, gpt-5.1...
+_REASONING_MODEL = re.compile(r"(?:^|/)(?:o\d|gpt-5)")
+TOKEN_FIELDS = ("max_tokens", "max_completion_tokens")  # a token limit in --param replaces convbench's
 
 
 def reasoning_model(model: str) -> bool:
-    """Whether ``model`` names one of OpenAI's reasoning (o-series) models, which take
+    """Whether ``model`` names one of OpenAI's reasoning models (o-series, gpt-5*), which take
     ``max_completion_tokens`` and no temperature.
 
-    >>> [reasoning_model(m) for m in ("o4-mini", "o3", "openai/o1-preview", "gpt-4.1", "qwen3-8b", "llama-o1")]
-    [True, True, True, False, False, False]
+    >>> [reasoning_model(m) for m in ("o4-mini", "o3", "openai/o1-preview", "gpt-5", "gpt-5-mini", "gpt-4.1",
+    ...                               "qwen3-8b", "llama-o1", "my-gpt-5")]
+    [True, True, True, True, True, False, False, False, False]
     """
     return bool(_REASONING_MODEL.search(model))
 
@@ -105,6 +114,32 @@ def decoding_fields(model: str, params: GenerationParams) -> dict[str, Any]:
     if reasoning_model(model):
         return {"max_completion_tokens": params.max_new_tokens}
     return {"max_tokens": params.max_new_tokens, "temperature": params.temperature}
+
+
+def request_fields(model: str, params: GenerationParams, extra: Mapping[str, Any] | None = None) -> dict[str, Any]:
+    """The request's fields besides model and messages: :func:`decoding_fields`, ``presence_penalty`` when
+    set, then ``extra`` (the backend's ``params``) on top: a value set as given, None leaving the field out;
+    a token limit in ``extra`` replaces convbench's.
+
+    Example:
+        >>> request_fields("gpt-4.1", GenerationParams(16), {"seed": 1, "temperature": None})
+        {'max_tokens': 16, 'seed': 1}
+        >>> request_fields("o4-mini", GenerationParams(16), {"max_tokens": 8, "reasoning_effort": "low"})
+        {'max_tokens': 8, 'reasoning_effort': 'low'}
+    """
+    fields = decoding_fields(model, params)
+    if params.presence_penalty is not None:  # sent only when set: servers that lack it never see it
+        fields["presence_penalty"] = params.presence_penalty
+    if extra:
+        if any(extra.get(name) is not None for name in TOKEN_FIELDS):
+            for name in TOKEN_FIELDS:
+                fields.pop(name, None)
+        for name, value in extra.items():
+            if value is None:
+                fields.pop(name, None)
+            else:
+                fields[name] = value
+    return fields
 
 
 def key_env_problem(name: Any) -> str | None:
@@ -194,6 +229,7 @@ class OpenAICompatBackend(Backend):
         timeout: total seconds per attempt (name lookup and connect included).
         cooldown, max_failures: how long an endpoint stays out of rotation, and after how many
             failures in a row it leaves it (a connection that cannot be made: at once).
+        params: request fields sent with every request (see :func:`request_fields`); in the identity.
     """
 
     kind = "openai"
@@ -210,9 +246,11 @@ class OpenAICompatBackend(Backend):
         model_id: str | None = None,
         cooldown: float = DEFAULT_COOLDOWN,
         max_failures: int = DEFAULT_MAX_FAILURES,
+        params: Mapping[str, Any] | None = None,
     ) -> None:
         if not model:
             raise ConvbenchError("openai backend needs a model name: openai:<model>")
+        self.params = check_params(params)
         concurrency = check_count("concurrency (--concurrency)", concurrency, least=1, most=MAX_CONCURRENCY)
         timeout = check_seconds("timeout (--timeout)", timeout)  # NaN would pass `<= 0` and never expire
         problem = key_env_problem(api_key_env)
@@ -247,12 +285,17 @@ class OpenAICompatBackend(Backend):
         """The cache's name for this model: with ``model_id``, kind, model and model_id (no URL: any
         server, or replica list, answering under that id shares the entries); else, for one endpoint,
         kind, model and its URL (as before pools existed, so older caches stay valid); for several,
-        kind and model alone, whichever replica answers and in whatever order they are listed."""
+        kind and model alone, whichever replica answers and in whatever order they are listed. Request
+        ``params``, when given, are in it too (``params``, sorted by field)."""
         if self.model_id is not None:
-            return {"kind": self.kind, "model": self.model, "model_id": self.model_id}
-        if len(self.base_urls) == 1:
-            return {"kind": self.kind, "model": self.model, "base_url": self.base_url}
-        return {"kind": self.kind, "model": self.model}
+            identity = {"kind": self.kind, "model": self.model, "model_id": self.model_id}
+        elif len(self.base_urls) == 1:
+            identity = {"kind": self.kind, "model": self.model, "base_url": self.base_url}
+        else:
+            identity = {"kind": self.kind, "model": self.model}
+        if self.params:  # without params: the identity every earlier cache entry has
+            identity["params"] = dict(self.params)
+        return identity
 
     def preflight(self) -> None:
         """One ``GET /models`` per endpoint (once per backend; several endpoints at the same time): fail
@@ -391,9 +434,7 @@ class OpenAICompatBackend(Backend):
     def _complete(self, messages: Messages, params: GenerationParams, stop: threading.Event) -> Generation:
         with self._lock:
             self.calls += 1
-        request: dict[str, Any] = {"model": self.model, "messages": messages, **decoding_fields(self.model, params)}
-        if params.presence_penalty is not None:  # sent only when set: servers that lack it never see it
-            request["presence_penalty"] = params.presence_penalty
+        request = {"model": self.model, "messages": messages, **request_fields(self.model, params, self.params)}
         body = json.dumps(request).encode("utf-8")
         start = time.perf_counter()
         last_error: _Retryable | None = None
