@@ -11,8 +11,8 @@ unbounded quantifiers: each runs in time linear in the line.
 from __future__ import annotations
 
 # A line that is exactly one of these (after normalise()) says "there are none", unless it is one of the
-# row's gold sentences (a dialogue can say "没有。"): the prompt's own "无" stays "none" even when some
-# other dialogue sentence reads "无。".
+# row's gold sentences (a dialogue can say "没有。"): "无", the usual way to answer none (the 3-shot
+# demonstrations' too), stays "none" even when some other dialogue sentence reads "无。".
 NONE_WORDS: tuple[str, ...] = (
     "无", "没有", "没有了", "没", "不存在", "暂无", "均无", "都没有", "全无", "并无", "无此类句子", "空",
     "none", "no", "nothing", "n/a", "nil", "nonefound", "noneidentified", "noneofthem", "thereisnone", "therearenone",

@@ -24,7 +24,8 @@ Then, line by line:
 4. A piece equal to a gold sentence, or to a sentence of the dialogue (a turn, or a run of its clauses,
    when the caller passes the dialogue), is always a prediction (after ``normalise()``): a dialogue's
    own ``说明：明天休息。`` or ``都挺自然的。`` stays matchable. The bare "none" words (``无``, ``没有``)
-   are the one exception for dialogue sentences: the prompt asks for ``无``. Otherwise a piece that
+   are the one exception for dialogue sentences: ``无`` is how models (and the 3-shot demonstrations)
+   answer that there are none. Otherwise a piece that
    says the model cannot tell (``抱歉，我无法判断。``, ``I can't tell.``) is a refusal; one that says
    there are none (a bare "none" word, or a statement about the sentences, dialogue or wording:
    ``以上对话中没有不自然的句子。``, ``都符合人类说话习惯，不需要修改。``, ``No unnatural sentences.``) is a
@@ -464,7 +465,7 @@ def read_answer(text: str | None, known: Iterable[str] = (), dialogue: Iterable[
     gold = [k for k in dict.fromkeys(map(normalise, known)) if k]
     quotable = dialogue_index(turns)
     forms = _Known(gold, quotable, turns)
-    # quoted from the dialogue, always a prediction; a bare "无" / "没有" stays the prompt's "none" unless gold
+    # quoted from the dialogue, always a prediction; a bare "无" / "没有" stays the answer "none" unless gold
     protected = set(gold) | {f for f in quotable if f not in _NONE_WORDS}
     lines, from_json = _answer_lines(text or "")
     items: list[tuple[str, str]] = []  # (kind, text), kind: sentence, none, refusal, ignored

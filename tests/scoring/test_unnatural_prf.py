@@ -255,7 +255,7 @@ def test_two_quoted_sentences_on_one_line_are_two_predictions() -> None:
 
 
 # Ten dialogues: gold sentences, a non-gold sentence the model also names (N1..N3), and the clean
-# verbatim answer (one sentence per line, "无" for none, as the prompt asks).
+# verbatim answer (one sentence per line, "无" for none, as the 3-shot demonstrations answer).
 N1, N2, N3, S4 = "那我先走了。", "明天见。", "行吧。", "此乃吾辈之荣幸。"
 FORMAT_GOLD = [[S1, S2], [S3], [], [], ["3.5元太贵了吧"], ["2、3个人就够了", "1)号线人太多了"], ["没有。"], [S4], [],
                ["那就这么定了吧～"]]
@@ -341,7 +341,7 @@ def test_a_line_quoting_the_dialogue_is_a_prediction(line: str) -> None:
 
 
 def test_the_prompts_none_stays_none_when_the_dialogue_says_it() -> None:
-    # A clean dialogue with a turn "没有。": the answer "没有" is the prompt's "none" (P = R = 1), not that turn;
+    # A clean dialogue with a turn "没有。": the answer "没有" is "none" (P = R = 1), not that turn;
     # as the gold sentence it is that sentence (test_a_gold_sentence_that_says_no_is_matchable).
     out = score_unnatural(["没有", "无"], [[], []], dialogues=[DIALOGUE, ["无。", "好的。"]])
     assert out["f1"] == 100.0 and out["none_answers"] == 2
