@@ -131,7 +131,7 @@ def _parser() -> argparse.ArgumentParser:
     agree.add_argument("--json", action="store_true", help="print the result as JSON")
     run = _command(commands, "run", "generate, judge and score a benchmark with a model")
     run.add_argument("name", choices=list(_run_registry()), help="benchmark")
-    run.add_argument("--model", required=True, help="generator spec: hf:<path>, openai:<model>, baseline:silence|repeat")
+    run.add_argument("--model", required=True, help="generator spec: hf:<path>, openai:<model>, anthropic:<model>, baseline:silence|repeat")
     run.add_argument("--judge", action="append", metavar="SPEC",
                      help="judge spec, same forms; baseline:smoke-judge for a no-model smoke test (nc); nc: give it "
                           "twice (or more) to judge every row with each, the first primary, and report their agreement")

@@ -54,7 +54,7 @@ BLOCK_KEYS = ("dataset", "judges", "limit", "sample")  # a benchmark's own keys 
 # decides which prompts share a batch, and with it bf16 answers (runner/backends/hf.py)
 # request params (a model's `params`: --param) decide answers for every kind that takes them
 ANSWER_KEYS = {"openai": ("base_url", "model_id", "params"), "hf": ("dtype", "batch_order", "params"),
-               "anthropic": ("params",), "baseline": ()}
+               "anthropic": ("base_url", "model_id", "params"), "baseline": ()}
 # run keywords the sweep fills in itself: a benchmark's block cannot set them
 RESERVED = {
     "model": "the models are the top-level `models`",
@@ -457,7 +457,7 @@ def _spec_problem(spec: str) -> str | None:
 
     kind, _, target = spec.partition(":")
     if kind not in KINDS or not target:
-        return f"bad model spec {spec!r}: expected one of hf:<path>, openai:<model>, baseline:<name>"
+        return f"bad model spec {spec!r}: expected one of hf:<path>, openai:<model>, anthropic:<model>, baseline:<name>"
     if kind == "baseline":  # cheap to make: an unknown baseline is found now
         try:
             backend_from_spec(spec)

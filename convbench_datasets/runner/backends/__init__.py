@@ -1,4 +1,4 @@
-"""Model backends by spec string: ``hf:<path or id>``, ``openai:<model>``, ``baseline:silence|repeat``.
+"""Model backends by spec string: ``hf:<path or id>``, ``openai:<model>``, ``anthropic:<model>``, ``baseline:silence|repeat``.
 
 Example:
     >>> backend_from_spec("baseline:repeat").spec
@@ -12,7 +12,8 @@ from typing import Any
 from ...errors import ConvbenchError
 from .base import Backend, Generation, GenerationParams, Messages, check_params, params_from_flags, parse_param
 
-KINDS = ("hf", "openai", "baseline")
+KINDS = ("hf", "openai", "anthropic", "baseline")
+SERVED = ("openai", "anthropic")  # kinds behind a server: building one sends nothing
 
 
 def backend_from_spec(spec: str | Backend, **options: Any) -> Backend:
@@ -28,7 +29,8 @@ def backend_from_spec(spec: str | Backend, **options: Any) -> Backend:
         return spec
     kind, _, target = spec.partition(":")
     if kind not in KINDS or not target:
-        raise ConvbenchError(f"bad model spec {spec!r}: expected one of hf:<path>, openai:<model>, baseline:<name>")
+        raise ConvbenchError(f"bad model spec {spec!r}: expected one of hf:<path>, openai:<model>, anthropic:<model>, "
+                             "baseline:<name>")
     given = {k: v for k, v in options.items() if v is not None}
     if kind == "baseline":
         from .baseline import BaselineBackend
@@ -37,11 +39,15 @@ def backend_from_spec(spec: str | Backend, **options: Any) -> Backend:
             raise ConvbenchError(f"{spec} sends no requests: request parameters (--param / --judge-param, "
                                  f"params) do not apply to it")
         return BaselineBackend(target)
-    if kind == "openai":
+    if kind in SERVED:
         from .openai_compat import OpenAICompatBackend
 
         keys = ("base_url", "concurrency", "api_key_env", "timeout", "retry", "model_id", "cooldown", "max_failures",
                 "params")
+        if kind == "anthropic":  # the same options: it is the openai backend on Anthropic's wire
+            from .anthropic_api import AnthropicBackend
+
+            return AnthropicBackend(target, **{k: v for k, v in given.items() if k in keys})
         return OpenAICompatBackend(target, **{k: v for k, v in given.items() if k in keys})
     from .hf import HFBackend
 
@@ -51,12 +57,12 @@ def backend_from_spec(spec: str | Backend, **options: Any) -> Backend:
 
 def early_backend(spec: str | Backend, **options: Any) -> Backend | None:
     """The backend for ``spec`` if it can be built now, before earlier stages run, to be preflighted
-    with them (``stage.complete(..., preflight_also=[...])``): an ``openai:`` spec (building it sends
+    with them (``stage.complete(..., preflight_also=[...])``): an ``openai:`` or ``anthropic:`` spec (building it sends
     nothing) or a Backend object; None for ``hf:`` (building it loads the weights: it waits for its
     stage) and ``baseline:`` (nothing to check)."""
     if isinstance(spec, Backend):
         return spec
-    if spec.partition(":")[0] == "openai":
+    if spec.partition(":")[0] in SERVED:
         return backend_from_spec(spec, **options)
     return None
 

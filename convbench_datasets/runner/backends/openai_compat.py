@@ -431,17 +431,24 @@ class OpenAICompatBackend(Backend):
         finally:
             stop.set()
 
+    def _request(self, messages: Messages, params: GenerationParams) -> dict[str, Any]:
+        """The request body for one prompt (a subclass speaking another API builds its own)."""
+        return {"model": self.model, "messages": messages, **request_fields(self.model, params, self.params)}
+
+    def _read(self, reply: Any, seconds: float) -> Generation:
+        """The answer in a parsed reply; raises :class:`_InvalidReply` / :class:`_RowRefused` for none."""
+        return _generation(reply, seconds, self._redact)
+
     def _complete(self, messages: Messages, params: GenerationParams, stop: threading.Event) -> Generation:
         with self._lock:
             self.calls += 1
-        request = {"model": self.model, "messages": messages, **request_fields(self.model, params, self.params)}
-        body = json.dumps(request).encode("utf-8")
+        body = json.dumps(self._request(messages, params)).encode("utf-8")
         start = time.perf_counter()
         last_error: _Retryable | None = None
         failures: list[tuple[Endpoint, _Retryable]] = []  # this prompt's failed attempts, by endpoint
 
         def read(reply: Any) -> Generation:
-            return _generation(reply, time.perf_counter() - start, self._redact)
+            return self._read(reply, time.perf_counter() - start)
 
         for attempt in range(self.retry.max_retries + 1):
             if stop.is_set():

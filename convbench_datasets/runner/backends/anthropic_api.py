@@ -1,0 +1,244 @@
+"""Anthropic's Messages API through the official ``anthropic`` client (the ``anthropic`` extra): ``anthropic:<model>``.
+
+Everything but the wire is the openai backend's (:class:`~.openai_compat.OpenAICompatBackend`, which this
+subclasses): concurrency, replicas (``base_url`` may list several), the retry policy and its backoff, per-row
+errors, refusals confirmed by another replica, the identity (so cache keys and signatures), key hygiene and
+the preflight. The client is built with ``max_retries=0``: convbench's own policy decides.
+
+The request: system messages go to the top-level ``system`` field (joined by blank lines), the others stay
+``messages``; ``max_tokens`` (which the API requires) is the stage's token limit, ``temperature`` its
+temperature; ``params`` (``--param``) on top, as for openai (``top_p``, ``top_k``, ``stop_sequences``,
+``thinking``, ``metadata``...; None leaves a field out). ``presence_penalty`` (CoCoEval's repetition
+countermeasure) is not in Anthropic's API: a request that would carry it is an error that says so.
+
+Errors, as the openai backend classifies them: 429 (its ``Retry-After`` honoured), 408, 409, 5xx and 529
+(overloaded) are retried, as are timeouts and dropped connections; 400, 413 and 422 are the row's refusal;
+404 is the endpoint's (a model it does not serve); 401 and 403 stop the run. A reply is read from its
+``content`` text blocks: ``stop_reason`` ``max_tokens`` is ``finish_reason`` ``length`` (an empty cut reply is
+asked again, then the row's error), ``refusal`` is refused for the row (as a content filter), the rest ``stop``.
+
+``timeout`` is given to the client for each phase (connect, write, each read) and, as a deadline over the
+whole attempt, to the reading of the body; a server sending its status line and headers slowly is bounded
+per read only (the openai backend's transport bounds that too).
+
+The key is read from ``$ANTHROPIC_API_KEY`` (``api_key_env``) at request time and given to the client; the
+default base URL is ``$ANTHROPIC_BASE_URL``, else https://api.anthropic.com (the client adds ``/v1/messages``).
+"""
+
+from __future__ import annotations
+
+import os
+import threading
+import time
+from collections.abc import Sequence
+from typing import Any
+
+from ...errors import ConvbenchError
+from .base import Generation, GenerationParams, Messages
+from .endpoints import Endpoint, public_url
+from .openai_compat import (
+    KEY_REFUSED_STATUS,
+    MISSING_STATUS,
+    RETRY_STATUS,
+    ROW_REFUSED_STATUS,
+    BackendError,
+    OpenAICompatBackend,
+    _InvalidReply,
+    _int,
+    _Missing,
+    _Retryable,
+    _retry_after,
+    _RowRefused,
+    reply_error,
+)
+
+EXTRA_HINT = "the anthropic backend needs the official client: pip install 'convbench[anthropic]'"
+DEFAULT_KEY_ENV = "ANTHROPIC_API_KEY"
+DEFAULT_URL = "https://api.anthropic.com"
+OVERLOADED_STATUS = 529  # Anthropic's "overloaded": retried like a 503
+_FINISH = {"max_tokens": "length", "end_turn": "stop", "stop_sequence": "stop", "tool_use": "stop",
+           "pause_turn": "stop", "refusal": "content_filter"}
+
+
+class AnthropicBackend(OpenAICompatBackend):
+    """``anthropic:<model>`` (see the module docstring); options as :class:`OpenAICompatBackend`'s."""
+
+    kind = "anthropic"
+
+    def __init__(self, model: str, *, base_url: str | Sequence[str] | None = None,
+                 api_key_env: str = DEFAULT_KEY_ENV, **options: Any) -> None:
+        try:
+            import anthropic
+        except ImportError as err:
+            raise ConvbenchError(f"{EXTRA_HINT} ({err})") from None
+        if not model:
+            raise ConvbenchError("anthropic backend needs a model name: anthropic:<model>")
+        base_url = base_url or os.environ.get("ANTHROPIC_BASE_URL") or DEFAULT_URL
+        super().__init__(model, base_url=base_url, api_key_env=api_key_env, **options)
+        self._anthropic = anthropic
+        self._clients: dict[int, Any] = {}
+        self._clients_lock = threading.Lock()
+
+    def _client(self, endpoint: Endpoint) -> Any:
+        """One client per endpoint (its connection pool shared by the workers); the key read now."""
+        with self._clients_lock:
+            client = self._clients.get(id(endpoint))
+            key = os.environ.get(self.api_key_env) or ""
+            if client is None or client.api_key != key:
+                client = self._anthropic.Anthropic(
+                    api_key=key, base_url=endpoint.url, max_retries=0, timeout=self.timeout,
+                    default_headers={"User-Agent": "convbench"},
+                    http_client=_deadline_client(self.timeout, self.concurrency))
+                self._clients[id(endpoint)] = client
+            return client
+
+    def _key_hint(self) -> str:
+        if os.environ.get(self.api_key_env):
+            return ""
+        return (f" (no API key was sent: ${self.api_key_env} is not set; set it or name another variable with "
+                "--api-key-env)")
+
+    def _request(self, messages: Messages, params: GenerationParams) -> dict[str, Any]:
+        system = [m["content"] for m in messages if m["role"] == "system"]
+        request: dict[str, Any] = {"model": self.model, "max_tokens": params.max_new_tokens,
+                                   "temperature": params.temperature,
+                                   "messages": [m for m in messages if m["role"] != "system"]}
+        if system:
+            request["system"] = "\n\n".join(system)
+        if params.presence_penalty is not None:
+            request["presence_penalty"] = params.presence_penalty
+        for name, value in (self.params or {}).items():
+            if value is None:
+                request.pop(name, None)
+            else:
+                request[name] = value
+        if "presence_penalty" in request:
+            raise ConvbenchError(f"{self.spec}: Anthropic's Messages API has no presence_penalty (CoCoEval's "
+                                 "repetition countermeasure sets it): run with --no-repetition-countermeasure, or "
+                                 "--param presence_penalty=null to send none")
+        return request
+
+    def _read(self, reply: Any, seconds: float) -> Generation:
+        if not isinstance(reply, dict) or not isinstance(reply.get("content"), list):
+            raise _InvalidReply(f"reply has no content: {self._redact(str(reply))[:120]}")
+        texts = [b.get("text") for b in reply["content"] if isinstance(b, dict) and b.get("type") == "text"]
+        text = "".join(t for t in texts if isinstance(t, str))
+        finish = _FINISH.get(str(reply.get("stop_reason")), None)
+        problem = reply_error(text, finish)
+        if finish == "content_filter":
+            raise _RowRefused("the model refused (stop_reason 'refusal')")
+        if problem is not None:
+            raise _InvalidReply(problem)
+        usage = reply.get("usage") if isinstance(reply.get("usage"), dict) else {}
+        return Generation(text, prompt_tokens=_int(usage.get("input_tokens")),
+                          completion_tokens=_int(usage.get("output_tokens")), seconds=seconds, finish_reason=finish)
+
+    def _post_to(self, endpoint: Endpoint, body: bytes) -> dict[str, Any]:
+        import json
+
+        request = json.loads(body)
+
+        def create(client: Any) -> Any:
+            # fields this client version names go as keywords, the rest (temperature, top_k in some) as extra_body
+            named = _named_fields(client)
+            extra = {k: v for k, v in request.items() if k not in named}
+            keywords = {k: v for k, v in request.items() if k in named}
+            return client.messages.create(**keywords, **({"extra_body": extra} if extra else {})).model_dump()
+
+        return self._call(endpoint, create)
+
+    def _probe(self, endpoint: Endpoint) -> tuple[bytes, str | None]:
+        """``GET /v1/models`` through the client: a refused key stops the run; no connection, the endpoint is dead."""
+        try:
+            self._call(endpoint, lambda client: client.models.list(limit=1))
+        except BackendError as err:
+            if err.status in KEY_REFUSED_STATUS:
+                raise BackendError(f"{err}{self._key_hint()}", err.status) from None
+        except _Retryable as err:
+            if err.status is None:
+                return b"", str(err)
+        except _RowRefused:
+            pass
+        return b"", None
+
+    def _call(self, endpoint: Endpoint, call: Any) -> Any:
+        """``call(client)``, its failures as the openai backend's exceptions (see the module docstring)."""
+        anthropic = self._anthropic
+        shown = public_url(endpoint.url)
+        try:
+            return call(self._client(endpoint))
+        except anthropic.APIStatusError as err:
+            code = err.status_code
+            detail = self._redact(" ".join(str(getattr(err, "message", err)).split()))[:200]
+            message = f"HTTP {code} from {shown}: {detail}"
+            if code in RETRY_STATUS or code == OVERLOADED_STATUS or code >= 500:
+                raise _Retryable(message, _retry_after(err.response.headers), status=code) from None
+            if code == MISSING_STATUS:
+                raise _Missing(message, status=code) from None
+            if code in ROW_REFUSED_STATUS:
+                raise _RowRefused(message, code) from None
+            raise BackendError(message, code) from None
+        except anthropic.APITimeoutError:
+            raise _Retryable(f"no complete reply from {shown} within {self.timeout:g}s") from None
+        except anthropic.APIConnectionError as err:
+            httpx = _httpx()
+            cause = err.__cause__
+            if isinstance(cause, httpx.TimeoutException):
+                raise _Retryable(f"no complete reply from {shown} within {self.timeout:g}s") from None
+            reason = self._redact(" ".join(str(cause or err).split()))[:200]
+            raise _Retryable(f"connection to {shown} failed: {reason}",
+                             unreachable=isinstance(cause, httpx.ConnectError)) from None
+
+    def close(self) -> None:
+        """Close the clients' connections."""
+        with self._clients_lock:
+            for client in self._clients.values():
+                client.close()
+            self._clients.clear()
+
+
+def _deadline_client(timeout: float, connections: int) -> Any:
+    """An httpx client that refuses redirects (the key stays with one host) and cuts a body still arriving
+    ``timeout`` seconds after the request began (httpx's own timeouts are per phase)."""
+    httpx = _httpx()
+
+    class DeadlineTransport(httpx.HTTPTransport):
+        def handle_request(self, request: httpx.Request) -> httpx.Response:
+            ends = time.monotonic() + timeout
+            response = super().handle_request(request)
+            stream = response.stream
+
+            class Bounded(httpx.SyncByteStream):
+                def __iter__(self) -> Any:
+                    for chunk in stream:  # type: ignore[union-attr]
+                        if time.monotonic() > ends:
+                            raise httpx.ReadTimeout("deadline", request=request)
+                        yield chunk
+
+                def close(self) -> None:
+                    stream.close()  # type: ignore[union-attr]
+
+            response.stream = Bounded()
+            return response
+
+    limits = httpx.Limits(max_connections=connections, max_keepalive_connections=connections)
+    return httpx.Client(transport=DeadlineTransport(limits=limits), timeout=timeout, follow_redirects=False)
+
+
+def _named_fields(client: Any) -> frozenset[str]:
+    """The request fields ``client.messages.create`` takes by name (they differ between client versions)."""
+    import inspect
+
+    return frozenset(inspect.signature(client.messages.create).parameters) - {"extra_body", "extra_headers",
+                                                                             "extra_query", "timeout"}
+
+
+def _httpx() -> Any:
+    """The httpx module the installed client is built on (``httpx``, or ``httpx2`` in its newer releases):
+    its client, transport and exceptions must be that module's."""
+    from anthropic import _base_client
+
+    module = getattr(_base_client, "httpx2", None) or getattr(_base_client, "httpx", None)
+    if module is None:
+        import httpx as module
+    return module
