@@ -30,6 +30,9 @@ def test_baselines_as_inspect_models_score_as_convbench_run(nc_built: Path, tmp_
     scores = reported(log)
     assert scores["n"] == run.results["n"] and scores["accuracy"] == pytest.approx(run.results["accuracy"])  # both in percent
     assert 0 < run.results["accuracy"] < 100  # the smoke judge finds the repeats of Repeat Request rows
+    # beside the accuracy its standard error: sqrt(p (1 - p) / (n - 1)), in percent, p the pass rate
+    p, n = run.results["accuracy"] / 100, run.results["n"]
+    assert scores["accuracy_stderr"] == pytest.approx(100 * (p * (1 - p) / (n - 1)) ** 0.5)
     # each model reported its own usage (words in and out): inspect needed no tiktoken download
     usage = log.stats.model_usage
     assert set(usage) == {"convbench/repeat", "convbench/smoke-judge"}

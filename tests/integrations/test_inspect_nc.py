@@ -68,7 +68,7 @@ def test_inspect_reports_convbench_numbers(both_all: tuple[EvalLog, Any]) -> Non
         assert metrics[set_name] == accuracy
     cells = {f"{s}/{p}": acc for s, patterns in run.results["per_set_pattern"].items() for p, acc in patterns.items()}
     assert {name: metrics[name] for name in cells} == cells
-    assert set(metrics) == {"accuracy", "unparsed", "n", "errors", *run.results["per_set"], *cells}
+    assert set(metrics) == {"accuracy", "accuracy_stderr", "unparsed", "n", "errors", *run.results["per_set"], *cells}
     assert len(log.samples) == metrics["n"] == run.results["n"] == 720
     assert metrics["errors"] == run.results["errors"] == 0
     # The script is no constant: some rows pass and some fail, in every set.

@@ -19,6 +19,7 @@ with ``--no-fail-on-error``) has no score and is not in ``n``.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Mapping
 from typing import Any
 
@@ -117,8 +118,8 @@ def nc(
 
 @metric(scores="unreduced")
 def ncbench_action() -> Metric:
-    """convbench's ``score_actions`` over each epoch's samples: ``accuracy`` (row-weighted over patterns),
-    one entry per set, one per ``set/pattern``, and counts (``n`` samples scored, ``unparsed``, ``errors``:
+    """convbench's ``score_actions`` over each epoch's samples: ``accuracy`` (row-weighted over patterns)
+    and its standard error ``accuracy_stderr`` (both in percent), one entry per set, one per ``set/pattern``, and counts (``n`` samples scored, ``unparsed``, ``errors``:
     rows that failed without a judgement), averaged over epochs."""
 
     def compute(scores: list[SampleScore]) -> dict[str, float | None]:
@@ -138,12 +139,24 @@ def _epoch_scores(scores: list[SampleScore]) -> dict[str, float | int | None]:
     result = score_actions([j["judge_output"] for j in judged], [j["acceptable_labels"] for j in judged],
                            patterns=[r["pattern"] for r in rows], sets=[r["set"] for r in rows],
                            label_sets=[r["label_set"] for r in rows], errors=failed, parsing=parsing.pop())
-    flat: dict[str, float | int | None] = {"accuracy": result["accuracy"]}
+    flat: dict[str, float | int | None] = {"accuracy": result["accuracy"],
+                                           "accuracy_stderr": _stderr([bool(j.get("passed")) for j in judged])}
     flat.update(result["per_set"])
     for set_name, patterns in result["per_set_pattern"].items():
         flat.update({f"{set_name}/{pattern}": accuracy for pattern, accuracy in patterns.items()})
     flat.update(n=result["n"], unparsed=result["unparsed"], errors=sum(failed))
     return flat
+
+
+def _stderr(passed: list[bool]) -> float | None:
+    """The standard error of the accuracy (percent): the pass rate over rows is the accuracy (row-weighted
+    over patterns), so its error is the sample standard deviation of the 0/1 passes over the root of n, as
+    inspect's ``stderr()`` computes it for a mean. None below two rows."""
+    n = len(passed)
+    if n < 2:
+        return None
+    p = sum(passed) / n
+    return 100.0 * math.sqrt(p * (1 - p) * n / (n - 1) / n)
 
 
 @scorer(metrics=[ncbench_action()])
