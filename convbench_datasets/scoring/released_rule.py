@@ -29,7 +29,7 @@ def released_piece_list(judge_output: Any) -> list[str]:
     """The stripped pieces the released aggregator compares with the acceptable labels, in the judge's
     order, each once. A judge output that is not text (a missing answer) counts as the empty string."""
     text = judge_output if isinstance(judge_output, str) else ""
-    return list(dict.fromkeys(piece.strip() for piece in text.replace("\n", ",").split(",") if piece))
+    return list(dict.fromkeys([piece.strip() for piece in text.replace("\n", ",").split(",") if piece]))
 
 
 def released_pieces(judge_output: Any) -> frozenset[str]:

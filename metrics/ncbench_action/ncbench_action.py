@@ -56,6 +56,15 @@ class NcbenchAction(evaluate.Metric):
             reference_urls=["https://arxiv.org/abs/2601.06426", "https://github.com/IBM/nc-bench"],
         )
 
+    def compute(self, *, predictions=None, references=None, **kwargs):
+        """Score judge answers (see the arguments below); as evaluate's compute, without its copy of the inputs."""
+        # evaluate would write the inputs to an Arrow file and read them back before _compute: with one
+        # process and nothing added by add() or add_batch(), that changes nothing but the cost (at 720,000
+        # answers, a few times the scoring's time and memory); score_actions checks the inputs itself
+        if self.num_process == 1 and self.writer is None and predictions is not None and references is not None:
+            return self._compute(predictions=predictions, references=references, **kwargs)
+        return super().compute(predictions=predictions, references=references, **kwargs)
+
     def _compute(self, predictions, references, patterns=None, sets=None, label_sets=None, return_rows=False,
                  tasks=None, parsing="exact"):
         return score_actions(

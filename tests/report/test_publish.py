@@ -41,7 +41,7 @@ def test_space_files() -> None:
     files = metric_space_files("ncbench_action", "convbench/ncbench_action")
     assert set(files) == {"ncbench_action.py", "_convbench_scoring.py", "README.md", "requirements.txt", "app.py"}
     requirements = [line for line in files["requirements.txt"].decode().splitlines() if not line.startswith("#")]
-    assert requirements == ["evaluate", "datasets", "pyyaml"]  # PyPI names only: metrics/ncbench_action/requirements.txt
+    assert requirements == ["evaluate", "datasets", "numpy", "pyyaml"]  # PyPI names only: metrics/ncbench_action/requirements.txt
     card = files["README.md"].decode()
     assert card.startswith("---\ntitle: ncbench_action\nsdk: gradio\n") and "app_file: app.py" in card
     assert card.count("---\n") >= 2 and "# Metric card: `ncbench_action`" in card

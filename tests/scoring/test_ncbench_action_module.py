@@ -50,3 +50,16 @@ def test_module_docstring_examples_run(metric, monkeypatch: pytest.MonkeyPatch) 
 
     results = doctest.testmod(sys.modules[module], extraglobs={"evaluate": evaluate}, verbose=False)
     assert results.attempted >= 1 and results.failed == 0
+
+
+def test_compute_skips_the_arrow_copy_and_gives_what_it_gave(metric, monkeypatch: pytest.MonkeyPatch) -> None:
+    # evaluate's own route (add_batch, then compute on what it wrote to Arrow and read back) is the
+    # reference; compute(predictions=..., references=...) in one process gives the same without the copy
+    predictions = ["Repeat", "Paraphrase, Answer", "", None, "Silence, PreClosing"]
+    references = [["Repeat"], ["Repeat"], ["Repeat"], ["Repeat"], ["Silence", "PreClosing"]]
+    columns = {"patterns": ["Repeat Request"] * 4 + ["Sequence Closer"], "sets": ["basic", "rag", "rag", "rag", "basic"]}
+    metric.add_batch(predictions=predictions, references=references)
+    via_arrow = metric.compute(**columns)
+    monkeypatch.setattr(metric, "add_batch", lambda **_: pytest.fail("compute copied its inputs to Arrow"))
+    assert metric.compute(predictions=predictions, references=references, **columns) == via_arrow
+    assert via_arrow["accuracy"] == 20.0 and via_arrow["unparsed"] == 2  # only row 0 passes; "" and None name no label
