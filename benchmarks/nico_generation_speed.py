@@ -4,8 +4,10 @@ The straightforward one segments each text once with jieba, then calls sacrebleu
 orders 1 and 2 and rouge-score's RougeScorer pair by pair on those tokens (a tokenizer that only splits
 the space-joined tokens again, so that no text is segmented twice); Distinct and length by hand. Both
 must give identical numbers (asserted). Targets: the metric at least 3x faster overall, and ROUGE-L alone at
-least 10x faster than rouge-score per pair (same F-measures, on the same pre-segmented tokens) and no
-slower than 1.2x rouge-score-rs (a Rust implementation; measured when installed, said so when not).
+least 10x faster than rouge-score per pair (same F-measures, on the same pre-segmented tokens) and
+within 1.2x of the time of rouge-score-rs (PyPI's rouge-score-rs, an independent Rust implementation, in
+the test extra: its Python scorer and its Rust scorer called directly), by CPU time; where rouge-score-rs
+is not installed that target is not checked, and the script says so.
 Each side runs ``--repeat`` times, interleaved, and the medians are compared, so that load from other
 processes hits both sides alike. The segmentation backend (rjieba with the ``fast`` extra, else jieba)
 is printed with its own ratio against jieba.
@@ -119,7 +121,10 @@ def compare(pairs: int, repeat: int) -> None:
 
 def compare_rouge_l(pairs: int, repeat: int) -> None:
     """ROUGE-L alone on the same pre-segmented tokens: rouge-score, and rouge-score-rs when installed."""
+    import importlib.metadata
+
     from rouge_score import rouge_scorer
+    from timing import interleaved, verdict  # benchmarks/timing.py (this folder is on sys.path when a script runs)
 
     from convbench_datasets.scoring.lcs import rouge_l_f
     from convbench_datasets.scoring.nico_generation import segment
@@ -148,17 +153,25 @@ def compare_rouge_l(pairs: int, repeat: int) -> None:
             fns["rouge-score-rs native"] = lambda: [
                 native.score_documents(r, [], h, [])["rougeL"].fmeasure for h, r in zip(hyps, refs)
             ]
-    seconds, out = _interleaved(fns, repeat)
+    timings, out = interleaved(fns, repeat)  # CPU and wall; the rows below go by CPU
     for name, scores in out.items():
         assert scores == out["ours"], f"ROUGE-L F-measures differ from {name}"
-    _row(f"ROUGE-L per pair vs rouge-score, {pairs}", seconds["ours"], seconds["rouge-score"], 10, "same tokens")
+    ours = timings["ours"]
+    _row(f"ROUGE-L per pair vs rouge-score, {pairs}", ours.cpu, timings["rouge-score"].cpu, 10,
+         f"same tokens; CPU (wall {timings['rouge-score'].wall / ours.wall:.2f}x)")
     if rs_scorer is None:
-        print("rouge-score-rs is not installed here: no side-by-side measurement (pip install rouge-score-rs)")
+        print("rouge-score-rs is not installed: the target of ROUGE-L within 1.2x of its time is not checked "
+              "(pip install rouge-score-rs, or the test extra)")
         return
+    version = importlib.metadata.version("rouge-score-rs")
     for name in ("rouge-score-rs", "rouge-score-rs native"):
-        if name in seconds:  # "within 1.2x": at least 1/1.2 of its speed
-            _row(f"ROUGE-L per pair vs {name}, {pairs}", seconds["ours"], seconds[name], 1 / 1.2,
-                 "same tokens; target: within 1.2x of its time")
+        if name in timings:
+            ratio = ours.cpu / timings[name].cpu
+            print(f"ROUGE-L per pair vs {name} {version}, {pairs}: {ratio:.2f}x its CPU time (wall "
+                  f"{ours.wall / timings[name].wall:.2f}x), same tokens; target <= 1.2x: "
+                  f"{verdict(ratio, 1.2, at_most=True)}")
+        else:
+            print(f"{name} {version}: its Rust scorer's private API is not this version's: not compared")
 
 
 def _rouge_score_rs_native() -> Any:

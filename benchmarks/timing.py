@@ -2,12 +2,14 @@
 
 :func:`interleaved` runs the sides of a comparison in turn, round after round, in one process, so that
 load from other processes slows them alike, and keeps each side's wall time and the CPU time of this
-process (``time.process_time``). Verdicts go by CPU time: on a loaded machine the wall clock also
-counts time spent waiting for a core.
+process (``time.process_time``) plus that of the child processes it waited for (a side that runs a
+fresh Python). Verdicts go by CPU time: on a loaded machine the wall clock also counts time spent
+waiting for a core.
 """
 
 from __future__ import annotations
 
+import os
 import statistics
 import time
 from collections.abc import Callable
@@ -25,9 +27,15 @@ def median_time(fn: Callable[[], Any], repeat: int) -> tuple[float, Any]:
     return statistics.median(times), result
 
 
+def cpu_seconds() -> float:
+    """CPU seconds of this process and of the children it has waited for."""
+    times = os.times()
+    return time.process_time() + times.children_user + times.children_system
+
+
 @dataclass(frozen=True)
 class Timing:
-    """Median seconds of one side: wall clock and this process's CPU."""
+    """Median seconds of one side: wall clock and CPU (:func:`cpu_seconds`)."""
 
     wall: float
     cpu: float
@@ -40,9 +48,9 @@ def interleaved(fns: dict[str, Callable[[], Any]], repeat: int) -> tuple[dict[st
     results: dict[str, Any] = {}
     for _ in range(repeat):
         for name, fn in fns.items():
-            wall, cpu = time.perf_counter(), time.process_time()
+            wall, cpu = time.perf_counter(), cpu_seconds()
             results[name] = fn()
-            cpus[name].append(time.process_time() - cpu)
+            cpus[name].append(cpu_seconds() - cpu)
             walls[name].append(time.perf_counter() - wall)
     timings = {name: Timing(statistics.median(walls[name]), statistics.median(cpus[name])) for name in fns}
     return timings, results

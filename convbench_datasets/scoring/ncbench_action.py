@@ -323,14 +323,14 @@ def _reader(parsing: str) -> Callable[[str | None], _Reading]:
     """How one distinct answer is read: the released pieces (exact) or convbench's parse (lenient), with
     what the pass rule looks at. For the exact reading every piece counts in "the only piece", for the
     lenient one every label and unrecognised piece (``row_passes``)."""
-    sole, known = pattern_table().stand_alone_labels, known_labels()
+    sole, is_known, bit = pattern_table().stand_alone_labels, known_labels().__contains__, _label_bits().__getitem__
 
     def exact(answer: str | None) -> _Reading:
         pieces = released_piece_list(answer)
-        labels = tuple([p for p in pieces if p in known])
+        labels = tuple(filter(is_known, pieces))  # each once, so their bits add up
         named = len(pieces) - ("" in pieces)  # pieces that are not blank: those not labels are unrecognised
         return _Reading(labels, not labels, named > len(labels), not sole.isdisjoint(labels), len(pieces) == 1,
-                        _bits(labels))
+                        sum(map(bit, labels)))
 
     def lenient(answer: str | None) -> _Reading:
         parsed = parse_judge_output(answer)
