@@ -76,7 +76,7 @@ def test_import_inspect_refuses_what_it_cannot_import(nc_built: Path, tmp_path: 
     (busy / "notes.txt").write_text("mine")
     (busy / "results.json").write_text("{}")  # a results.json of the user's makes no run folder (#19)
     cases = [
-        ([foreign.location], "not a log of a convbench task (its eval metadata has no 'convbench' entry)"),
+        ([foreign.location], "not a log of a convbench task (its eval metadata has no 'convbench' entry; its task: 'task')"),
         ([good.location, "--epoch", "2"], "no samples of epoch 2 (the log holds epochs [1])"),
         ([unfinished.location], "the evaluation ended with status 'error', so rows are missing"),
         ([str(tmp_path / "missing.eval")], "no such inspect log file"),
