@@ -8,7 +8,7 @@ the preflight. The client is built with ``max_retries=0``: convbench's own polic
 The request: system messages go to the top-level ``system`` field (joined by blank lines), the others stay
 ``messages``; ``max_tokens`` (which the API requires) is the stage's token limit, ``temperature`` its
 temperature; ``params`` (``--param``) on top, as for openai (``top_p``, ``top_k``, ``stop_sequences``,
-``thinking``, ``metadata``...; None leaves a field out). ``presence_penalty`` (CoCoEval's repetition
+``thinking``, ``metadata``...; None leaves a field out). ``presence_penalty`` (a benchmark's repetition
 countermeasure) is not in Anthropic's API: a request that would carry it is an error that says so.
 
 Errors, as the openai backend classifies them: 429 (its ``Retry-After`` honoured), 408, 409, 5xx and 529
@@ -113,8 +113,8 @@ class AnthropicBackend(OpenAICompatBackend):
             else:
                 request[name] = value
         if "presence_penalty" in request:
-            raise ConvbenchError(f"{self.spec}: Anthropic's Messages API has no presence_penalty (CoCoEval's "
-                                 "repetition countermeasure sets it): run with --no-repetition-countermeasure, or "
+            raise ConvbenchError(f"{self.spec}: Anthropic's Messages API has no presence_penalty (a repetition "
+                                 "countermeasure sets it): run with --no-repetition-countermeasure, or "
                                  "--param presence_penalty=null to send none")
         return request
 
