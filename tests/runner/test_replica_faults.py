@@ -42,16 +42,20 @@ def _stage(backend: OpenAICompatBackend, cache: ResponseCache, prompts=PROMPTS, 
 
 def test_a_replica_that_lists_no_models_and_answers_404_is_taken_out(tmp_path: Path) -> None:
     # the reported replica: GET /models lists nothing (so the preflight cannot tell), every chat request 404
-    with openai_server() as (url_a, a), openai_server(ServerState(broken="404")) as (url_bad, bad), \
-            openai_server() as (url_b, b), ResponseCache(tmp_path / "c.sqlite") as cache:
-        backend = _backend([url_a, url_bad, url_b], concurrency=1)
+    # a and b answer in 30 ms (model delay, answers as label's): equal speeds, well above a loaded machine's noise
+    equal = ServerState(delay_seconds=0.03)
+    with openai_server(equal) as (url_a, a), openai_server(ServerState(broken="404")) as (url_bad, bad), \
+            openai_server(ServerState(delay_seconds=0.03)) as (url_b, b), ResponseCache(tmp_path / "c.sqlite") as cache:
+        backend = _backend([url_a, url_bad, url_b], "delay", concurrency=1)
         backend.preflight()
         stage = _stage(backend, cache)
         errors = cache.stats()["errors"]
     # request 1 goes to a, request 2 to the broken replica: 404, out at once, and the request goes on to b
-    # without using up a retry; a and b then take turns. Before the fix every 3rd row was a stored row error.
+    # without using up a retry; a and b then share the rest by speed (6 each for equal speeds; at least 4
+    # unless one measures twice as fast). Before the fix every 3rd row was a stored row error.
     assert [g.text for g in stage.generations] == LABELS and stage.errors == 0 and errors == 0
-    assert (a.count(), bad.count(), b.count()) == (6, 1, 6) and backend.retries == 0
+    assert bad.count() == 1 and a.count() + b.count() == 12 and min(a.count(), b.count()) >= 4
+    assert backend.retries == 0
     assert [e.public for e in backend._pool.live()] == [url_a, url_b]
 
 

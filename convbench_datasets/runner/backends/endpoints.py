@@ -1,8 +1,17 @@
 """Several servers for one model: requests spread over replicas, a failing one taken out for a while.
 
 An :class:`EndpointPool` holds the base URLs of one role (``--base-url URL1,URL2``). Each request goes
-to the endpoint in rotation with the fewest requests in flight (ties: the fewer recent failures, then
-the one picked least recently, so equal servers take turns). An endpoint leaves the rotation for
+to the endpoint in rotation with the fewest requests in flight; ties go to the one with fewer failures
+in a row, then to the one furthest behind its share by speed (requests sent lately over its speed:
+replies per second per request in flight, by Little's law, all decayed with a half-life of
+``SPEED_HALF_LIFE`` seconds; one that has not replied yet counts as the mean of those that have), then
+to the one picked least recently. Under load, fewest-in-flight keeps as many requests at each endpoint,
+so each answers as many as its speed allows; the tie-break shares out by speed too what that leaves
+open (one request at a time, an odd number in flight, the ends of a stage): equal servers take turns,
+one twice as fast gets twice the share. With a run-wide limit (:meth:`EndpointPool.share_slots`), each
+request first waits for one of the run's slots (:class:`~.slots.RequestSlots`).
+
+An endpoint leaves the rotation for
 ``cooldown`` seconds when a connection to it cannot be made (refused, unknown host, no route) or it
 answers that it does not serve the model (HTTP 404), or after ``max_failures`` failures in a row
 (timeouts, 5xx, 429, malformed or unusable replies, refusals another endpoint answered); it comes back after the
@@ -34,10 +43,12 @@ from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 
 from ...errors import ConvbenchError
+from .slots import RequestSlots
 
 DEFAULT_BASE_URL = "https://api.openai.com/v1"
 DEFAULT_COOLDOWN = 30.0  # seconds an endpoint stays out of rotation
 DEFAULT_MAX_FAILURES = 3  # failures in a row that take an endpoint out
+SPEED_HALF_LIFE = 60.0  # seconds: how fast an endpoint's measured speed forgets the past
 _UNREACHABLE_ERRNOS = {errno.ECONNREFUSED, errno.EHOSTUNREACH, errno.ENETUNREACH}
 
 
@@ -145,6 +156,16 @@ class Endpoint:
     last_pick: int = -1  # sequence number of the last time it was picked
     answered: int = 0  # requests it replied to
     reason: str = ""  # why it last left the rotation
+    # decayed tallies (see SPEED_HALF_LIFE): requests sent, replies, and request-seconds in flight
+    recent_sent: float = 0.0
+    recent_replies: float = 0.0
+    recent_busy: float = 0.0
+
+    def speed(self) -> float | None:
+        """Replies per second per request in flight, lately (1 / its latency); None before its first reply."""
+        if self.recent_replies <= 0 or self.recent_busy <= 0:
+            return None
+        return self.recent_replies / self.recent_busy
 
 
 class EndpointPool:
@@ -167,26 +188,66 @@ class EndpointPool:
         self._clock = clock
         self._lock = threading.Lock()
         self._picks = 0
+        self._stats_at = clock()
+        self._slots: RequestSlots | None = None
 
     def __len__(self) -> int:
         return len(self.endpoints)
 
+    def share_slots(self, slots: RequestSlots | None) -> None:
+        """Make every request of this pool take a slot of ``slots`` (the run's limit, shared with the
+        run's other backends) before it goes out; None: no limit beyond the caller's own workers."""
+        self._slots = slots
+
     def acquire(self, avoid: Iterable[Endpoint] = ()) -> Endpoint:
         """The endpoint for the next request, counted as in flight until :meth:`release`: the one in
         rotation with the fewest requests in flight, preferring those not in ``avoid`` (endpoints this
-        request already failed on); when none is in rotation, the one whose cool-down ends first."""
+        request already failed on), ties broken as the module docstring says; when none is in rotation,
+        the one whose cool-down ends first. With shared slots, waits for one first."""
+        slots = self._slots
+        if slots is not None:
+            slots.acquire()
         avoided = set(map(id, avoid))
-        with self._lock:
-            live = self._live()
-            choices = [e for e in live if id(e) not in avoided] or live
-            if choices:
-                chosen = min(choices, key=lambda e: (e.outstanding, e.failures, e.last_pick))
-            else:
-                chosen = min(self.endpoints, key=lambda e: (e.out_until, e.last_pick))
-            chosen.outstanding += 1
-            chosen.last_pick = self._picks
-            self._picks += 1
-            return chosen
+        try:
+            with self._lock:
+                self._advance()
+                live = self._live()
+                choices = [e for e in live if id(e) not in avoided] or live
+                if choices:
+                    behind = self._behind()
+                    chosen = min(choices, key=lambda e: (e.outstanding, e.failures, behind(e), e.last_pick))
+                else:
+                    chosen = min(self.endpoints, key=lambda e: (e.out_until, e.last_pick))
+                chosen.outstanding += 1
+                chosen.recent_sent += 1
+                chosen.last_pick = self._picks
+                self._picks += 1
+                return chosen
+        except BaseException:
+            if slots is not None:
+                slots.release()
+            raise
+
+    def _advance(self) -> None:
+        """Bring the decayed tallies up to now (under the lock): request-seconds in flight added, all decayed."""
+        now = self._clock()
+        elapsed = max(0.0, now - self._stats_at)
+        self._stats_at = now
+        if not elapsed:
+            return
+        keep = 0.5 ** (elapsed / SPEED_HALF_LIFE)
+        for endpoint in self.endpoints:
+            endpoint.recent_busy = endpoint.recent_busy * keep + endpoint.outstanding * elapsed
+            endpoint.recent_sent *= keep
+            endpoint.recent_replies *= keep
+
+    def _behind(self) -> Callable[[Endpoint], float]:
+        """How far each endpoint is ahead of its share by speed: requests sent lately over its speed
+        (lower: further behind, picked first among ties); one that has not replied yet counts as the
+        mean speed of those that have."""
+        known = [s for s in (e.speed() for e in self.endpoints) if s is not None]
+        fallback = sum(known) / len(known) if known else 1.0
+        return lambda e: e.recent_sent / (e.speed() or fallback)
 
     def release(self, endpoint: Endpoint, ok: bool | None, *, unreachable: bool = False, missing: bool = False,
                 reason: str = "") -> bool:
@@ -195,9 +256,16 @@ class EndpointPool:
         could be made; ``missing``: the server says it does not serve the model or the route, HTTP 404;
         either takes it out at once), None when it was abandoned without a verdict (or the verdict
         waits for another endpoint: :meth:`settle`). Returns whether the endpoint is out of rotation now."""
-        with self._lock:
-            endpoint.outstanding -= 1
-            return self._verdict(endpoint, ok, unreachable or missing, reason)
+        try:
+            with self._lock:
+                self._advance()
+                endpoint.outstanding -= 1
+                if ok:
+                    endpoint.recent_replies += 1
+                return self._verdict(endpoint, ok, unreachable or missing, reason)
+        finally:
+            if self._slots is not None:
+                self._slots.release()
 
     def settle(self, endpoint: Endpoint, ok: bool, *, reason: str = "") -> bool:
         """Record the verdict on a request to ``endpoint`` released without one: a refusal that another

@@ -1,0 +1,78 @@
+"""The run-wide limit on requests in flight: :class:`RequestSlots`, shared by every backend of a run.
+
+A run's ``concurrency`` is the number of requests it has in flight at once, over every stage and every
+backend together: a pipelined run's generator and judges draw from one set of slots. Each request (one
+HTTP attempt; a retry's wait holds none) takes a slot before it goes out and gives it back when its reply
+(or failure) is in. Slots are granted first come, first served: a request that waits gets the next slot
+freed, before any request that asks later, so no stage starves another (a judge's requests queue
+between generation's, and generation cannot take every slot back as it frees them).
+
+Example:
+    >>> slots = RequestSlots(2)
+    >>> slots.acquire(); slots.acquire(); slots.busy
+    2
+    >>> slots.release(); slots.busy, slots.peak
+    (1, 2)
+"""
+
+from __future__ import annotations
+
+import threading
+from collections import deque
+
+from ...counts import MAX_CONCURRENCY, check_count
+
+
+class RequestSlots:
+    """At most ``total`` requests in flight, granted in the order they were asked for (thread-safe).
+
+    ``total`` may be raised later (:meth:`at_least`), never lowered. ``busy`` is the number in flight,
+    ``peak`` the most there ever were at once."""
+
+    def __init__(self, total: int) -> None:
+        self.total = check_count("concurrency (--concurrency)", total, least=1, most=MAX_CONCURRENCY)
+        self.busy = 0
+        self.peak = 0
+        self._lock = threading.Lock()
+        self._waiting: deque[threading.Lock] = deque()  # one held lock per waiter, in arrival order
+
+    def acquire(self) -> None:
+        """Take a slot, waiting (behind every earlier waiter) while all ``total`` are in use."""
+        with self._lock:
+            if self.busy < self.total and not self._waiting:
+                self._take()
+                return
+            gate = threading.Lock()
+            gate.acquire()
+            self._waiting.append(gate)
+        try:
+            gate.acquire()  # released by release(), which hands this waiter its slot
+        except BaseException:  # interrupted while waiting: leave the queue, or give back the slot handed over
+            with self._lock:
+                if gate in self._waiting:
+                    self._waiting.remove(gate)
+                    raise
+            self.release()
+            raise
+
+    def release(self) -> None:
+        """Give a slot back: to the longest waiter if there is one (it stays in use), else free it."""
+        with self._lock:
+            if self._waiting:
+                self._waiting.popleft().release()  # handed over: busy stays as it is
+            else:
+                self.busy -= 1
+
+    def at_least(self, total: int) -> None:
+        """Raise the limit to ``total`` if it is lower (a backend joining the run with more concurrency),
+        handing the new slots to waiters at once."""
+        total = check_count("concurrency (--concurrency)", total, least=1, most=MAX_CONCURRENCY)
+        with self._lock:
+            self.total = max(self.total, total)
+            while self._waiting and self.busy < self.total:
+                self._take()
+                self._waiting.popleft().release()
+
+    def _take(self) -> None:
+        self.busy += 1
+        self.peak = max(self.peak, self.busy)
