@@ -144,7 +144,9 @@ def _parser() -> argparse.ArgumentParser:
     run.add_argument("--shard", type=_shard, metavar="I/N",
                      help="only shard I of N (from 1) of the rows config and --limit select: the rows at positions "
                           "I-1, I-1+N, ...; join the shard folders with `convbench merge`")
-    run.add_argument("--concurrency", type=_positive, help="parallel requests for openai backends (default 8)")
+    run.add_argument("--concurrency", type=_positive,
+                     help="requests in flight for the whole run, over the model, its judges and all their replicas "
+                          "together (openai:, anthropic:; default 8); a pipelined run's stages share them")
     run.add_argument("--base-url", action="append", metavar="URL",
                      help="OpenAI-compatible server for the model (and the judge, unless --judge-base-url); replicas of "
                           "one model: a comma list, or the option repeated (each request goes to the least busy)")
@@ -401,7 +403,7 @@ def _cmd_run(args: argparse.Namespace) -> None:
                            sample_seed=args.sample_seed, shard=args.shard, cache=args.cache,
                            dataset=args.dataset, sources=args.sources, backend_options=_model_options(args),
                            progress=not args.no_progress, retry_errors=args.retry_errors,
-                           max_error_rate=args.max_error_rate, **settings)
+                           max_error_rate=args.max_error_rate, concurrency=args.concurrency, **settings)
     except TooManyErrors as err:  # the folder is written: show what it holds, then fail with the count
         if err.result is not None:
             _print_run(err.result)

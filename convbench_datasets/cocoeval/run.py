@@ -129,6 +129,7 @@ def run_cocoeval(
     progress: bool = True,
     retry_errors: bool = False,
     max_error_rate: float = DEFAULT_MAX_ERROR_RATE,
+    concurrency: int | None = None,
     sample: int | None = None,
     sample_seed: int = 0,
     shard: tuple[int, int] | None = None,
@@ -140,6 +141,8 @@ def run_cocoeval(
     first N.
     ``max_error_rate``: the share of rows that may end in an error (default 5%); with more, the folder is
     written, then ``TooManyErrors`` (a ConvbenchError whose ``result`` is the run) is raised.
+    ``concurrency``: the run's total of requests in flight, every stage together (see
+    :func:`convbench_datasets.runner.pipeline.run`); ``convbench run --concurrency``.
     ``max_new_tokens``: the simulation's token limit (default: :func:`simulation_token_limit`).
     ``repetition_countermeasure``: copy the last five turns first, with presence_penalty 2.0 (paper, C.2;
     default on, as its main runs). ``judge_max_new_tokens``: default :func:`judge_token_limit`.
@@ -150,7 +153,7 @@ def run_cocoeval(
 
     return run(BENCHMARK, model=model, judge=judge, out=out, limit=limit, shard=shard, cache=cache, dataset=dataset,
                sources=sources, backend_options=backend_options, judge_options=judge_options, progress=progress,
-               retry_errors=retry_errors, max_error_rate=max_error_rate, sample=sample, sample_seed=sample_seed, config=config, split=split,
+               retry_errors=retry_errors, max_error_rate=max_error_rate, concurrency=concurrency, sample=sample, sample_seed=sample_seed, config=config, split=split,
                turns_per_call=turns_per_call, prompt=prompt,
                taxonomy=taxonomy, max_new_tokens=max_new_tokens, tokens_per_turn=tokens_per_turn,
                repetition_countermeasure=repetition_countermeasure, judge_max_new_tokens=judge_max_new_tokens,

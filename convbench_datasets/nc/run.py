@@ -84,6 +84,7 @@ def run_nc(
     progress: bool = True,
     retry_errors: bool = False,
     max_error_rate: float = DEFAULT_MAX_ERROR_RATE,
+    concurrency: int | None = None,
     sample: int | None = None,
     sample_seed: int = 0,
     shard: tuple[int, int] | None = None,
@@ -119,6 +120,8 @@ def run_nc(
             first N (``convbench run nc --sample N``).
         max_error_rate: the share of rows (0 to 1, default 5%) that may end in an error; with more, the
             folder is written, then ``TooManyErrors`` (a ConvbenchError whose ``result`` is the run) is raised.
+        concurrency: the run's total of requests in flight, generation and judging together (see
+            :func:`convbench_datasets.runner.pipeline.run`); ``convbench run --concurrency``.
         shard: ``(i, n)``: run only shard i of n (from 1) of the rows config and limit select; join the
             shard folders with ``convbench merge`` (see :mod:`convbench_datasets.runner.shards`).
         pipelined: judge each row as soon as its answer is stored, generation and judging side by side
@@ -131,7 +134,7 @@ def run_nc(
 
     return run(BENCHMARK, model=model, judge=judge, out=out, limit=limit, shard=shard, cache=cache, dataset=dataset,
                sources=sources, backend_options=backend_options, judge_options=judge_options, progress=progress,
-               retry_errors=retry_errors, max_error_rate=max_error_rate, sample=sample, sample_seed=sample_seed, config=config, max_new_tokens=max_new_tokens,
+               retry_errors=retry_errors, max_error_rate=max_error_rate, concurrency=concurrency, sample=sample, sample_seed=sample_seed, config=config, max_new_tokens=max_new_tokens,
                judge_max_new_tokens=judge_max_new_tokens, first_line_only=first_line_only, template=template,
                fill_request_details=fill_request_details, rules=rules, parsing=parsing, pipelined=pipelined)
 

@@ -120,6 +120,7 @@ def run_nico(
     progress: bool = True,
     retry_errors: bool = False,
     max_error_rate: float = DEFAULT_MAX_ERROR_RATE,
+    concurrency: int | None = None,
     sample: int | None = None,
     sample_seed: int = 0,
     bertscore_layer: int | None = None,
@@ -134,6 +135,8 @@ def run_nico(
     ``limit``'s first N.
     ``max_error_rate``: the share of rows that may end in an error (default 5%); with more, the folder is
     written, then ``TooManyErrors`` (a ConvbenchError whose ``result`` is the run) is raised.
+    ``concurrency``: the run's total of requests in flight, every stage together (see
+    :func:`convbench_datasets.runner.pipeline.run`); ``convbench run --concurrency``.
     ``bertscore_layer``: the BERTScore layer (default: inferred, see ``scoring.bertscore.resolve_layer``).
     ``shard``: ``(i, n)``: only shard i of n (from 1) of the rows split and limit select (see :mod:`convbench_datasets.runner.shards`).
     """
@@ -141,7 +144,7 @@ def run_nico(
 
     return run(BENCHMARK, model=model, out=out, limit=limit, shard=shard, cache=cache, dataset=dataset, sources=sources,
                backend_options=backend_options, progress=progress, retry_errors=retry_errors,
-               max_error_rate=max_error_rate, sample=sample, sample_seed=sample_seed, task=task, shots=shots,
+               max_error_rate=max_error_rate, concurrency=concurrency, sample=sample, sample_seed=sample_seed, task=task, shots=shots,
                split=split, max_new_tokens=max_new_tokens, tokenizer=tokenizer, bertscore=bertscore,
                bertscore_model=bertscore_model, bertscore_layer=bertscore_layer)
 

@@ -28,7 +28,7 @@ from typing import Any
 
 from .._version import __version__
 from ..benchmark import Benchmark
-from ..counts import check_count
+from ..counts import MAX_CONCURRENCY, check_count
 from ..errors import ConvbenchError
 from .backends import Backend
 from .cache import ResponseCache
@@ -69,6 +69,7 @@ def run(
     max_error_rate: float = DEFAULT_MAX_ERROR_RATE,
     sample: int | None = None,
     sample_seed: int = 0,
+    concurrency: int | None = None,
     **settings: Any,
 ) -> RunResult:
     """Run ``benchmark`` (a name or object) with ``model`` (and its judges); write the run folder ``out``.
@@ -83,6 +84,10 @@ def run(
         dataset: a folder from ``convbench build`` (default: the cached build); sources: upstream mirror.
         backend_options: the generator's backend options (``base_url``, ``concurrency``, ``device``...);
         judge_options: the judges' (one dict for all, or one per judge; default: the generator's).
+        concurrency: the run's total of requests in flight, generator and judges together (a pipelined
+            run's stages share it, first come, first served); lent to every backend without a
+            ``concurrency`` option of its own, which otherwise caps that backend within the total. Default:
+            the largest of the backends' own (see :mod:`.session`).
         retry_errors: ask again the prompts that ended in a per-row error before (default: reuse it).
         max_error_rate: the share of rows (0 to 1) that may end in an error; with more, the folder is
             still written, then :class:`~.error_rate.TooManyErrors` is raised (its ``result`` is the run's).
@@ -99,6 +104,8 @@ def run(
         sample_seed = check_count("--sample-seed", sample_seed)
         if limit is not None:
             raise ConvbenchError("--limit and --sample choose the rows two ways; give one")
+    if concurrency is not None:
+        concurrency = check_count("--concurrency", concurrency, least=1, most=MAX_CONCURRENCY)
     judges = _judges(bench, judge)
     options = _judge_options(judge_options, len(judges))
     plan = bench.plan(settings, dataset=dataset, sources=sources)
@@ -114,7 +121,7 @@ def run(
         logger.info("%s: %d rows into %s (cache %s)", bench.title, len(rows), path, store.path)
         started = time.time()
         with Session(store, model, judges, model_options=backend_options, judge_options=options,
-                     progress=progress, retry_errors=retry_errors) as session:
+                     progress=progress, retry_errors=retry_errors, concurrency=concurrency) as session:
             executed = plan.execute(session, rows)
             signature = {**common_signature(bench, rows, limit), **session.identities(), **plan.signature(session)}
             if sample is not None:  # absent otherwise: signatures of unsampled runs stay as they were

@@ -12,6 +12,14 @@ itself (one model in memory).
 then each judge on what was generated: pipelined (each judge starts on a row as soon as its answer is
 stored) when no local model has to be freed for another, else stage after stage. Results are the same.
 
+``concurrency`` is the run's total of requests in flight, every stage and backend together: the session
+gives every backend it builds one :class:`~.backends.slots.RequestSlots` to share (first come, first
+served: a pipelined judge's requests queue between generation's, none starves), and lends the number to
+each backend that has no ``concurrency`` of its own. A backend's own ``concurrency`` caps it within the
+total (its workers). Without ``concurrency``, the total is the largest of the backends' own (default 8
+each): a stage run alone keeps its backend's concurrency, and a pipelined run has no more in flight
+than its busiest backend would alone.
+
 Example (two baselines, no model needed):
     >>> import tempfile
     >>> from convbench_datasets.runner.cache import ResponseCache
@@ -32,6 +40,7 @@ from typing import Any
 
 from ..errors import ConvbenchError
 from .backends import Backend, Generation, GenerationParams, Messages, backend_from_spec, early_backend
+from .backends.slots import RequestSlots
 from .cache import ResponseCache
 from .stage import Follow, StageResult, complete, pipeline, pipelines
 
@@ -48,14 +57,18 @@ class Session:
 
     ``model_options``: options of the generator's backend (``base_url``, ``concurrency``...);
     ``judge_options``: one dict per judge (None: the generator's options, less its request ``params``:
-    the generator's sampling settings are never a judge's).
+    the generator's sampling settings are never a judge's). ``concurrency``: the run's total of requests
+    in flight (see the module docstring); ``slots`` holds them.
     """
 
     def __init__(self, store: ResponseCache, model: Spec, judges: Sequence[Spec] = (), *,
                  model_options: dict[str, Any] | None = None,
                  judge_options: Sequence[dict[str, Any] | None] | None = None,
-                 progress: bool = True, retry_errors: bool = False) -> None:
+                 progress: bool = True, retry_errors: bool = False, concurrency: int | None = None) -> None:
         self.store, self.progress, self.retry_errors = store, progress, retry_errors
+        self.concurrency = concurrency
+        # without a total, it grows to the largest concurrency of the backends built (_keep)
+        self.slots = RequestSlots(concurrency if concurrency is not None else 1)
         self.model_spec, self.judge_specs = model, list(judges)
         self.model_options = model_options or {}
         options = list(judge_options) if judge_options is not None else [None] * len(self.judge_specs)
@@ -96,7 +109,7 @@ class Session:
         early: list[Backend | None] = []
         for k, spec in enumerate(self.judge_specs):
             if self._judges[k] is None and not (self.same and k == 0):
-                backend = early_backend(spec, **self.judge_options[k])
+                backend = early_backend(spec, **self._lent(self.judge_options[k]))
                 if backend is not None:
                     self._judges[k] = self._keep(backend)
             early.append(None if self.same and k == 0 else self._judges[k])
@@ -109,16 +122,32 @@ class Session:
             backend.close()
 
     def _build(self, spec: Spec, options: dict[str, Any]) -> Backend:
-        return self._keep(backend_from_spec(spec, **options))
+        return self._keep(backend_from_spec(spec, **self._lent(options)))
+
+    def _lent(self, options: dict[str, Any]) -> dict[str, Any]:
+        """``options`` with the run's ``concurrency`` for a backend that has none of its own."""
+        if self.concurrency is None or options.get("concurrency") is not None:
+            return options
+        return {**options, "concurrency": self.concurrency}
 
     def _keep(self, backend: Backend) -> Backend:
+        """Hold ``backend`` (freed with the session) and give it the run's slots."""
         self._built.append(backend)
+        own = getattr(backend, "concurrency", None)
+        if self.concurrency is None and isinstance(own, int) and not isinstance(own, bool) and own >= 1:
+            self.slots.at_least(own)
+        share = getattr(backend, "share_slots", None)  # a duck-typed backend object may lack it: not limited
+        if share is not None:
+            share(self.slots)
         return backend
 
     def close(self) -> None:
-        """Free every backend the session built and has not freed."""
+        """Free every backend the session built and has not freed; none keeps this run's slots."""
         for backend in self._built:
             self.free(backend)
+            share = getattr(backend, "share_slots", None)
+            if share is not None:
+                share(None)
 
     def __enter__(self) -> Session:
         return self

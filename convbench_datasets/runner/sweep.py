@@ -208,7 +208,8 @@ def _run_cell(cell: Cell, definition: CellDefinition, sweep: SweepFile, progress
         run = bench.run(model=definition.model.spec, out=cell.folder, limit=definition.limit, shard=None,
                         cache=sweep.cache, dataset=definition.dataset, sources=sweep.sources,
                         backend_options=dict(definition.model.options), progress=progress,
-                        retry_errors=definition.retry_errors, max_error_rate=definition.max_error_rate, **keywords)
+                        retry_errors=definition.retry_errors, max_error_rate=definition.max_error_rate,
+                        concurrency=definition.concurrency, **keywords)
         cell.status, cell.headline = "ok", _headline(bench, run.results)
         for line in bench.warnings(run.results):
             warnings.warn(f"{cell.name}: {line}", stacklevel=2)

@@ -67,6 +67,7 @@ RESERVED = {
     "sources": "`sources` is a top-level key",
     "retry_errors": "`retry_errors` is a top-level key",
     "max_error_rate": "`max_error_rate` is a top-level key",
+    "concurrency": "`concurrency` is a top-level key (the cell's total), or a model's or judge's own (its cap)",
     "progress": "progress is `convbench sweep --no-progress`",
 }
 SAFE = re.compile(r"[^A-Za-z0-9._+-]+")  # what a folder name keeps; the rest becomes "-"
@@ -131,6 +132,7 @@ class CellDefinition:
     # and the dataset, limit and judges its block sets
     name: str = ""  # the folder under ``out``: benchmark/model/settings (see ``_check_folders``)
     max_error_rate: float = DEFAULT_MAX_ERROR_RATE  # more rows in error than this share: the cell fails
+    concurrency: int | None = None  # the top-level concurrency: the cell's total of requests in flight
 
     def digest(self) -> str:
         """sha256 of everything that makes this cell's results what they are (not throughput options)."""
@@ -286,6 +288,7 @@ def read_sweep(source: str | os.PathLike[str] | Mapping[str, Any]) -> SweepFile:
                    bool(retry_errors), sources, problems)
     for cell in cells:
         cell.max_error_rate = max_error_rate
+        cell.concurrency = defaults.get("concurrency")  # throughput only: not in the cell's hash
     problems.check()
     _check_folders(cells, problems)
     problems.check()

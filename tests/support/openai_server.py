@@ -38,6 +38,8 @@ reply that would be ``label``'s (a scripted model behind a real HTTP client).
 ``Bearer <require_key>`` gets 401 with OpenAI's wording, echoing the key it was sent.
 ``state.hold``: when set to a threading.Event, every chat request (any model) is counted, then waits
 until the event is set (at most 30 s) before it is answered: a replica kept busy for as long as a test needs.
+``state.in_flight`` counts the chat requests being answered now, ``state.peak`` the most there were at once
+(over every model), ``state.peaks`` the same per model: what a client's concurrency limit is checked by.
 ``GET /v1/models`` lists ``state.models`` (default: none, as some servers do). ``state.strict_models``:
 a request for a model not listed gets vLLM's 404 (by default any name is served, as TGI does).
 ``state.broken``: a replica broken whatever the model is: ``"404"``, vLLM's 404 for every chat request
@@ -92,6 +94,9 @@ class ServerState:
     bodies: list[dict] = field(default_factory=list)  # each chat request's parsed JSON body (parallel to requests)
     arrived: list[float] = field(default_factory=list)  # time.monotonic() of each chat request (parallel to requests)
     authorizations: list[str] = field(default_factory=list)
+    in_flight: dict[str, int] = field(default_factory=dict)  # chat requests being answered now, per model
+    peak: int = 0  # the most chat requests answered at once, every model together
+    peaks: dict[str, int] = field(default_factory=dict)  # the same per model
     seen: set[str] = field(default_factory=set)
     lock: threading.Lock = field(default_factory=threading.Lock)
 
@@ -135,6 +140,18 @@ def _handler(state: ServerState) -> type[http.server.BaseHTTPRequestHandler]:
         def do_POST(self) -> None:  # noqa: N802
             body = self.rfile.read(int(self.headers.get("Content-Length", 0)))
             request = json.loads(body)
+            model = request["model"]
+            with state.lock:
+                state.in_flight[model] = state.in_flight.get(model, 0) + 1
+                state.peaks[model] = max(state.peaks.get(model, 0), state.in_flight[model])
+                state.peak = max(state.peak, sum(state.in_flight.values()))
+            try:
+                self._answer(body, request)
+            finally:
+                with state.lock:
+                    state.in_flight[model] -= 1
+
+        def _answer(self, body: bytes, request: dict) -> None:
             model, messages = request["model"], request["messages"]
             sha = hashlib.sha256(body).hexdigest()
             with state.lock:

@@ -156,5 +156,10 @@ class Backend(ABC):
         for item in self.generate(prompts, params):
             yield [item]
 
+    def share_slots(self, slots: Any) -> None:
+        """Make each request this backend sends take a slot of ``slots`` (a :class:`~.slots.RequestSlots`:
+        the run's limit on requests in flight, shared by all its backends) while it is in flight. Default:
+        nothing to limit (a backend that sends no requests)."""
+
     def close(self) -> None:
         """Release resources (models, sessions)."""

@@ -297,6 +297,10 @@ class OpenAICompatBackend(Backend):
             identity["params"] = dict(self.params)
         return identity
 
+    def share_slots(self, slots: Any) -> None:
+        """Each chat request takes one of the run's ``slots`` while in flight (see :class:`~.endpoints.EndpointPool`)."""
+        self._pool.share_slots(slots)
+
     def preflight(self) -> None:
         """One ``GET /models`` per endpoint (once per backend; several endpoints at the same time): fail
         at once, in one line, when a server refuses the key (401/403) or when no endpoint can be reached
