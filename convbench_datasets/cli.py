@@ -154,7 +154,7 @@ def _parser() -> argparse.ArgumentParser:
                      help="OpenAI-compatible server(s) for the judge, a comma list for replicas; with one --judge, every "
                           "value is a replica; with several, once for all or once per judge, in order")
     run.add_argument("--model-id", metavar="NAME",
-                     help="openai models: the name the response cache keys answers on instead of the server URLs "
+                     help="openai: and anthropic: models: the name the response cache keys answers on instead of the server URLs "
                           "(default: the URL for one server, none for several); you vouch that it names the weights")
     run.add_argument("--judge-model-id", action="append", metavar="NAME",
                      help="the same for the judge; with several --judge, once for all or once per judge, in order")
@@ -254,6 +254,9 @@ def _parser() -> argparse.ArgumentParser:
     score.add_argument("--out", help="--from-lm-eval: run folder to write")
     score.add_argument("--judge-template", metavar="released|convbench|FILE", help="--from-lm-eval: judge prompt (default released)")
     score.add_argument("--judge-base-url", metavar="URL", help="--from-lm-eval: OpenAI-compatible server for the judge")
+    score.add_argument("--judge-param", action="append", metavar="KEY=VALUE",
+                       help="--from-lm-eval: a request field for the judge (repeat for more), read as `convbench "
+                            "run --judge-param` reads it; part of the cache key and the run's signature")
     score.add_argument("--dataset", metavar="DIR", help="--from-lm-eval: the NC-Bench build lm-eval used (default: the cached build)")
     score.add_argument("--sources", metavar="DIR", help="--from-lm-eval: upstream mirror for building the dataset")
     score.add_argument("--cache", metavar="FILE", help="--from-lm-eval: response cache (default $CONVBENCH_CACHE/responses.sqlite)")
@@ -298,10 +301,24 @@ def _params(values: Sequence[str] | None, flag: str) -> dict[str, Any] | None:
         raise ConvbenchError(str(err)) from None
 
 
+def _served(spec: str) -> bool:
+    """Whether ``spec`` names a model behind a server (the kinds that take --model-id and --base-url)."""
+    from .runner.backends import SERVED
+
+    return spec.partition(":")[0] in SERVED
+
+
+def _served_kinds() -> str:
+    """``openai: and anthropic:``: the kinds :func:`_served` accepts, for messages."""
+    from .runner.backends import SERVED
+
+    return " and ".join(f"{kind}:" for kind in SERVED)
+
+
 def _model_options(args: argparse.Namespace) -> dict:
-    """The generator's backend options; --model-id only for an openai: model."""
-    if args.model_id is not None and not args.model.startswith("openai:"):
-        raise ConvbenchError(f"--model-id applies to openai: models only, not {args.model}")
+    """The generator's backend options; --model-id only for a model behind a server (openai:, anthropic:)."""
+    if args.model_id is not None and not _served(args.model):
+        raise ConvbenchError(f"--model-id applies to {_served_kinds()} models only, not {args.model}")
     return _backend_options(args, args.base_url, args.model_id, _params(args.param, "--param"))
 
 
@@ -316,8 +333,8 @@ def _judge_options(args: argparse.Namespace) -> dict | list[dict]:
         if len(values) > 1 and len(values) != len(judges):
             raise ConvbenchError(f"{flag} is given {len(values)} times for {len(judges)} --judge: give it once "
                                  "(for every judge) or once per --judge, in the same order")
-    if ids and not any(spec.startswith("openai:") for spec in judges):  # other judges' ids are unused, as URLs are
-        raise ConvbenchError(f"--judge-model-id applies to openai: judges only, not {', '.join(judges)}")
+    if ids and not any(_served(spec) for spec in judges):  # other judges' ids are unused, as URLs are
+        raise ConvbenchError(f"--judge-model-id applies to {_served_kinds()} judges only, not {', '.join(judges)}")
     params = _params(args.judge_param, "--judge-param")
     options = []
     for k in range(len(judges)):
@@ -517,7 +534,8 @@ def _cmd_score(args: argparse.Namespace) -> None:
         _cmd_score_lm_eval(args)
         return
     given = [flag for flag, value in (("--judge", args.judge), ("--out", args.out), ("--judge-template", args.judge_template),
-                                      ("--judge-base-url", args.judge_base_url), ("--dataset", args.dataset),
+                                      ("--judge-base-url", args.judge_base_url), ("--judge-param", args.judge_param),
+                                      ("--dataset", args.dataset),
                                       ("--sources", args.sources), ("--cache", args.cache),
                                       ("--max-error-rate", args.max_error_rate is not None)) if value]
     if args.rundir is None or given:
@@ -549,7 +567,7 @@ def _cmd_score_lm_eval(args: argparse.Namespace) -> None:
             args.from_lm_eval, judge=args.judge[0] if len(args.judge) == 1 else args.judge, out=args.out,
             template=args.judge_template or "released", rules=args.rules or "paper", parsing=args.parsing or "exact",
             dataset=args.dataset,
-            sources=args.sources, cache=args.cache, judge_options={"base_url": args.judge_base_url} if args.judge_base_url else None,
+            sources=args.sources, cache=args.cache, judge_options=_lm_eval_judge_options(args),
             progress=not args.no_progress, **limit,
         )
     except TooManyErrors as err:  # the folder is written: show what it holds, then fail with the count
@@ -557,6 +575,13 @@ def _cmd_score_lm_eval(args: argparse.Namespace) -> None:
             _print_run(err.result)
         raise
     _print_run(result)
+
+
+def _lm_eval_judge_options(args: argparse.Namespace) -> dict[str, Any] | None:
+    """The judge's backend options of ``score --from-lm-eval``: its server and --judge-param (checked as for run)."""
+    options = {key: value for key, value in (("base_url", args.judge_base_url),
+                                             ("params", _params(args.judge_param, "--judge-param"))) if value}
+    return options or None
 
 
 def _cmd_lm_eval_path(args: argparse.Namespace) -> None:

@@ -434,10 +434,13 @@ def _endpoint(entry: Any, where: str, defaults: dict[str, Any], problems: Proble
     options = {**defaults, **_backend_options(entry, where, problems)}
     model_id = entry.get("model_id")
     if model_id is not None:
+        from .backends import SERVED
+
         if not isinstance(model_id, str) or not model_id:
             problems.add(f"{where}.model_id", f"expected a name, got {model_id!r}")
-        elif not spec.startswith("openai:"):
-            problems.add(f"{where}.model_id", f"applies to openai: models only, not {spec}")
+        elif spec.partition(":")[0] not in SERVED:
+            problems.add(f"{where}.model_id", f"applies to {' and '.join(k + ':' for k in SERVED)} models only, "
+                                              f"not {spec}")
         options["model_id"] = model_id
     if entry.get("params") is not None:
         from .backends import check_params

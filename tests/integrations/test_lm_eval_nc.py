@@ -265,3 +265,28 @@ def test_nc_needs_a_chat_template(nc_built: Path) -> None:
     with pytest.raises(ConvbenchError, match="NC-Bench rows are chat transcripts; run lm_eval with --apply_chat_template"):
         run_lm_eval(["convbench_nc_basic"], ScriptedLM(model_turn), metadata={"convbench_dataset": str(nc_built)},
                     chat=False, limit=2)
+
+
+def test_score_from_lm_eval_takes_judge_params(basic_samples: tuple[Path, dict[str, Any], ScriptedLM], nc_built: Path,
+                                               tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    # issue #20: --judge-param as `convbench run` reads it (JSON when it parses, null leaves the field out),
+    # sent with every judge request and part of the judge's identity (so of its cache keys and the signature)
+    from tests.support.openai_server import openai_server
+
+    samples, _, _ = basic_samples
+    with openai_server() as (url, state):
+        assert main(["score", "--from-lm-eval", str(samples), "--judge", "openai:label", "--judge-base-url", url,
+                     "--judge-param", "seed=3", "--judge-param", "top_p=0.5", "--judge-param", "temperature=null",
+                     "--out", str(tmp_path / "run"), "--dataset", str(nc_built), "--cache", str(tmp_path / "c.sqlite"),
+                     "--no-progress", "--max-error-rate", "1"]) == 0
+    assert state.count() == 180
+    assert all(b["seed"] == 3 and b["top_p"] == 0.5 and "temperature" not in b for b in state.bodies)
+    identity = json.loads((tmp_path / "run" / "results.json").read_text())["signature"]["judge_identity"]
+    assert identity["params"] == {"seed": 3, "temperature": None, "top_p": 0.5}
+    # the run's own check and message (a field given twice), and the flag goes with --from-lm-eval only
+    assert main(["score", "--from-lm-eval", str(samples), "--judge", "openai:label", "--judge-param", "seed=1",
+                 "--judge-param", "seed=2", "--out", str(tmp_path / "again")]) == 1
+    assert main(["score", str(tmp_path / "run"), "--judge-param", "seed=1"]) == 1
+    err = capsys.readouterr().err.splitlines()
+    assert err[-2] == "convbench: error: --judge-param seed=... is given twice; give each request field once"
+    assert err[-1].endswith("--judge-param go with --from-lm-eval")

@@ -123,3 +123,23 @@ def test_a_run_with_an_anthropic_judge(tmp_path: Path, nc_built: Path) -> None:
     assert signature["judge_identity"] == {"kind": "anthropic", "model": "claude-echo", "base_url": url}
     assert len(state.bodies) == 3 and all(b["max_tokens"] > 0 and "system" not in
                                           [m["role"] for m in b["messages"]] for b in state.bodies)
+
+
+def test_model_id_names_an_anthropic_model_for_the_cache(tmp_path: Path, nc_built: Path) -> None:
+    # issue #20: --model-id (and --judge-model-id) as for openai: the identity is kind, model and the id, no
+    # URL, so the same run against another server of that model finds every answer in the cache
+    from convbench_datasets.cli import main
+
+    def run(url: str, name: str) -> dict:
+        assert main(["run", "nc", "--model", "anthropic:claude-echo", "--model-id", "claude-v1", "--base-url", url,
+                     "--judge", "anthropic:claude-echo", "--judge-model-id", "judge-v1", "--out", str(tmp_path / name),
+                     "--dataset", str(nc_built), "--limit", "3", "--no-progress", "--cache", str(tmp_path / "c.sqlite"),
+                     "--max-error-rate", "1"]) == 0
+        return json.loads((tmp_path / name / "results.json").read_text())
+
+    with anthropic_server() as (first_url, first), anthropic_server() as (second_url, second):
+        one, two = run(first_url, "one"), run(second_url, "two")
+    assert one["signature"]["model_identity"] == {"kind": "anthropic", "model": "claude-echo", "model_id": "claude-v1"}
+    assert one["signature"]["judge_identity"] == {"kind": "anthropic", "model": "claude-echo", "model_id": "judge-v1"}
+    assert len(first.bodies) == 6 and second.bodies == []  # 3 generations, 3 judgements; then all from the cache
+    assert two["stats"]["model_calls"] == two["stats"]["judge_calls"] == 0 and two["accuracy"] == one["accuracy"]

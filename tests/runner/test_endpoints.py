@@ -316,6 +316,6 @@ def test_cli_options_are_checked(tmp_path: Path, capsys) -> None:
     assert main([*base, "--model", "openai:m", "--judge", "openai:x", "--judge-model-id", "a",
                  "--judge-model-id", "b", "--judge-model-id", "c"]) == 1
     assert capsys.readouterr().err.splitlines() == [
-        "convbench: error: --model-id applies to openai: models only, not baseline:repeat",
+        "convbench: error: --model-id applies to openai: and anthropic: models only, not baseline:repeat",
         "convbench: error: --judge-model-id is given 3 times for 2 --judge: give it once (for every judge) or once "
         "per --judge, in the same order"]

@@ -174,7 +174,7 @@ benchmarks:
         "limt: unknown key; the keys of a sweep file: out, cache, sources, limit, retry_errors, max_error_rate, models, judges, "
         "benchmarks, base_url, concurrency, timeout, api_key_env, device, dtype, batch_size, batch_order",
         "models[1]: unknown baseline 'nope'; choose one of silence, repeat, smoke-judge",
-        "models[2].model_id: applies to openai: models only, not hf:x",
+        "models[2].model_id: applies to openai: and anthropic: models only, not hf:x",
         "benchmarks.nc.max_new_tokens: expected a whole number of at least 1, got '12'",  # a string: never coerced
         # a combination only the benchmark's plan refuses: both keys named
         "benchmarks.nc.judge_template, benchmarks.nc.fill_request_details: --fill-request-details applies to the "
