@@ -4,7 +4,11 @@ A 200 ms generator and a 200 ms judge, each on its own local OpenAI-compatible s
 (tests/support/openai_server.py, model ``delay``), ``run_nc`` over the 720 NC-Bench rows (config
 ``all``), once with ``pipelined=False`` (all generation, then all judging: the judge server idles
 during generation) and once pipelined (the judge starts on each row as its answer is stored), each
-with a fresh cache. Printed: both wall times and the pipelined/sequential ratio (target <= 0.6);
+with a fresh cache. ``--concurrency`` is each backend's own (each server has at most that many in flight),
+and the run's total is twice it, so the pipelined stages are not held back by the run-wide limit; a third
+run, pipelined with the total equal to one backend's concurrency (as ``convbench run --concurrency N``
+gives), shows what sharing the limit costs. Printed: the wall times and the pipelined/sequential ratio
+(target <= 0.6);
 the two runs' records and results (statistics aside; the servers named by --model-id, as their ports
 differ) must be identical.
 
@@ -37,24 +41,30 @@ def main() -> None:
     print(f"{args.rows} NC-Bench rows, generator and judge on separate local servers, {args.delay * 1000:.0f} ms per "
           f"request each, concurrency {args.concurrency} per server")
     runs, seconds = {}, {}
-    for label, pipelined in (("sequential", False), ("pipelined", True)):
+    both = 2 * args.concurrency
+    for label, pipelined, total in (("sequential", False, both), ("pipelined", True, both),
+                                    ("shared", True, args.concurrency)):
         with openai_server(ServerState(delay_seconds=args.delay)) as (gen_url, _), \
                 openai_server(ServerState(delay_seconds=args.delay)) as (judge_url, _):
             start = time.perf_counter()
             runs[label] = run_nc(model="openai:delay", judge="openai:delay", out=work / label, config="all",
                                  limit=args.rows, cache=work / f"{label}.sqlite", progress=False, pipelined=pipelined,
+                                 concurrency=total,
                                  backend_options={"base_url": gen_url, "concurrency": args.concurrency, "model_id": "gen"},
                                  judge_options={"base_url": judge_url, "concurrency": args.concurrency,
                                                "model_id": "judge"})
             seconds[label] = time.perf_counter() - start
         stats = runs[label].stats
-        print(f"  {label:<10} {seconds[label]:6.2f} s  model calls {stats['model_calls']}  judge calls {stats['judge_calls']}")
+        print(f"  {label:<10} total {total:>4} in flight  {seconds[label]:6.2f} s  model calls {stats['model_calls']}  "
+              f"judge calls {stats['judge_calls']}")
     drop = ("stats",)
     same_records = runs["pipelined"].records == runs["sequential"].records
     same_results = ({k: v for k, v in runs["pipelined"].results.items() if k not in drop}
                     == {k: v for k, v in runs["sequential"].results.items() if k not in drop})
     print(f"pipelined/sequential wall time: {seconds['pipelined'] / seconds['sequential']:.2f} (target <= 0.6); "
           f"identical records: {same_records}, identical results: {same_results}")
+    print(f"pipelined, total {args.concurrency} shared by both stages / sequential: "
+          f"{seconds['shared'] / seconds['sequential']:.2f}")
     assert same_records and same_results, "pipelined and sequential runs differ"
 
 
