@@ -1,0 +1,107 @@
+"""RequestSlots (runner/backends/slots.py), the run-wide limit on requests in flight: never more than the total,
+granted first come first served (a request that waits gets the next slot freed, before any asked later), a
+raised total handed to waiters at once, and a slot never lost to an interrupted waiter. Threads here only wait
+on each other (their order is read from the slots' own queue); the join timeouts are a safety net, not a check."""
+
+from __future__ import annotations
+
+import threading
+
+import pytest
+
+from convbench_datasets.errors import ConvbenchError
+from convbench_datasets.runner.backends.slots import RequestSlots
+
+
+def _waiter(slots: RequestSlots, order: list[str], name: str) -> threading.Thread:
+    """A thread that takes a slot, notes its name, and keeps the slot; started once it is queued."""
+    queued = len(slots._waiting)
+
+    def take() -> None:
+        slots.acquire()
+        order.append(name)
+
+    thread = threading.Thread(target=take, daemon=True)
+    thread.start()
+    while len(slots._waiting) == queued and thread.is_alive():
+        threading.Event().wait(0.001)
+    return thread
+
+
+def test_waiters_get_slots_in_the_order_they_asked() -> None:
+    slots, order = RequestSlots(1), []
+    slots.acquire()
+    threads = [_waiter(slots, order, name) for name in ("first", "second", "third")]
+    assert order == [] and slots.busy == 1
+    for n, thread in enumerate(threads, 1):
+        slots.release()  # the freed slot goes to the longest waiter, none other
+        thread.join(5)
+        assert order == ["first", "second", "third"][:n] and slots.busy == 1
+    assert slots.peak == 1
+
+
+def test_a_new_request_does_not_pass_a_waiting_one() -> None:
+    # a slot freed while someone waits is handed over: a request asked after cannot take it first
+    slots, order = RequestSlots(1), []
+    slots.acquire()
+    waiting = _waiter(slots, order, "waiting")
+    slots.release()
+    waiting.join(5)
+    assert order == ["waiting"] and slots.busy == 1
+    late = _waiter(slots, order, "late")
+    assert late.is_alive() and order == ["waiting"]  # all in use: it waits
+    slots.release()
+    late.join(5)
+    assert order == ["waiting", "late"]
+
+
+def test_a_raised_total_lets_waiters_in_and_never_more() -> None:
+    slots, order = RequestSlots(2), []
+    slots.acquire(), slots.acquire()
+    threads = [_waiter(slots, order, f"w{i}") for i in range(3)]
+    slots.at_least(4)  # two more slots: the first two waiters get them, the third still waits
+    for thread in threads[:2]:
+        thread.join(5)
+    assert order == ["w0", "w1"] and slots.busy == 4 and threads[2].is_alive()
+    slots.at_least(3)  # never lowered
+    assert slots.total == 4
+    slots.release()
+    threads[2].join(5)
+    assert order == ["w0", "w1", "w2"] and slots.busy == 4 and slots.peak == 4
+
+
+def test_an_interrupted_waiter_leaves_no_slot_behind(monkeypatch: pytest.MonkeyPatch) -> None:
+    slots = RequestSlots(1)
+    slots.acquire()
+
+    class Interrupted(BaseException):
+        pass
+
+    real_lock = threading.Lock
+
+    class Gate:  # the waiter's gate: its second acquire (the wait) is interrupted, as Ctrl-C would
+        def __init__(self) -> None:
+            self.lock, self.calls = real_lock(), 0
+
+        def acquire(self, *args: object) -> bool:
+            self.calls += 1
+            if self.calls == 2:
+                raise Interrupted()
+            return self.lock.acquire(*args)
+
+        def release(self) -> None:
+            self.lock.release()
+
+    monkeypatch.setattr("convbench_datasets.runner.backends.slots.threading.Lock", Gate)
+    with pytest.raises(Interrupted):
+        slots.acquire()
+    monkeypatch.undo()
+    assert list(slots._waiting) == [] and slots.busy == 1  # it left the queue
+    slots.release()
+    assert slots.busy == 0  # the freed slot went to no one who was gone
+
+
+def test_the_total_is_a_checked_count() -> None:
+    for bad in (0, 1.5, True, 2000):
+        with pytest.raises(ConvbenchError, match="concurrency"):
+            RequestSlots(bad)  # type: ignore[arg-type]
