@@ -149,13 +149,13 @@ def _parser() -> argparse.ArgumentParser:
                           "together (openai:, anthropic:; default 8); a pipelined run's stages share them")
     run.add_argument("--base-url", action="append", metavar="URL",
                      help="OpenAI-compatible server for the model (and the judge, unless --judge-base-url); replicas of "
-                          "one model: a comma list, or the option repeated (each request goes to the least busy)")
+                          "one model: a comma list, or the option repeated (requests shared by each replica's speed)")
     run.add_argument("--judge-base-url", action="append", metavar="URL",
                      help="OpenAI-compatible server(s) for the judge, a comma list for replicas; with one --judge, every "
                           "value is a replica; with several, once for all or once per judge, in order")
     run.add_argument("--model-id", metavar="NAME",
-                     help="openai: and anthropic: models: the name the response cache keys answers on instead of the server URLs "
-                          "(default: the URL for one server, none for several); you vouch that it names the weights")
+                     help="openai: and anthropic: models: the name the response cache keys answers on instead of the "
+                          "server URLs (default: the URL for one server, none for several); you vouch that it names the weights")
     run.add_argument("--judge-model-id", action="append", metavar="NAME",
                      help="the same for the judge; with several --judge, once for all or once per judge, in order")
     run.add_argument("--param", action="append", metavar="KEY=VALUE",

@@ -153,7 +153,8 @@ def run_cocoeval(
 
     return run(BENCHMARK, model=model, judge=judge, out=out, limit=limit, shard=shard, cache=cache, dataset=dataset,
                sources=sources, backend_options=backend_options, judge_options=judge_options, progress=progress,
-               retry_errors=retry_errors, max_error_rate=max_error_rate, concurrency=concurrency, sample=sample, sample_seed=sample_seed, config=config, split=split,
+               retry_errors=retry_errors, max_error_rate=max_error_rate, concurrency=concurrency,
+               sample=sample, sample_seed=sample_seed, config=config, split=split,
                turns_per_call=turns_per_call, prompt=prompt,
                taxonomy=taxonomy, max_new_tokens=max_new_tokens, tokens_per_turn=tokens_per_turn,
                repetition_countermeasure=repetition_countermeasure, judge_max_new_tokens=judge_max_new_tokens,

@@ -134,7 +134,8 @@ def run_nc(
 
     return run(BENCHMARK, model=model, judge=judge, out=out, limit=limit, shard=shard, cache=cache, dataset=dataset,
                sources=sources, backend_options=backend_options, judge_options=judge_options, progress=progress,
-               retry_errors=retry_errors, max_error_rate=max_error_rate, concurrency=concurrency, sample=sample, sample_seed=sample_seed, config=config, max_new_tokens=max_new_tokens,
+               retry_errors=retry_errors, max_error_rate=max_error_rate, concurrency=concurrency,
+               sample=sample, sample_seed=sample_seed, config=config, max_new_tokens=max_new_tokens,
                judge_max_new_tokens=judge_max_new_tokens, first_line_only=first_line_only, template=template,
                fill_request_details=fill_request_details, rules=rules, parsing=parsing, pipelined=pipelined)
 

@@ -144,7 +144,8 @@ def run_nico(
 
     return run(BENCHMARK, model=model, out=out, limit=limit, shard=shard, cache=cache, dataset=dataset, sources=sources,
                backend_options=backend_options, progress=progress, retry_errors=retry_errors,
-               max_error_rate=max_error_rate, concurrency=concurrency, sample=sample, sample_seed=sample_seed, task=task, shots=shots,
+               max_error_rate=max_error_rate, concurrency=concurrency,
+               sample=sample, sample_seed=sample_seed, task=task, shots=shots,
                split=split, max_new_tokens=max_new_tokens, tokenizer=tokenizer, bertscore=bertscore,
                bertscore_model=bertscore_model, bertscore_layer=bertscore_layer)
 

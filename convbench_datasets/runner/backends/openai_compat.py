@@ -298,7 +298,7 @@ class OpenAICompatBackend(Backend):
         return identity
 
     def share_slots(self, slots: Any) -> None:
-        """Each chat request takes one of the run's ``slots`` while in flight (see :class:`~.endpoints.EndpointPool`)."""
+        """Each chat request takes one of the run's ``slots`` while in flight (:meth:`.EndpointPool.share_slots`)."""
         self._pool.share_slots(slots)
 
     def preflight(self) -> None:
