@@ -25,7 +25,15 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from ..counts import MAX_RESAMPLES, check_count, check_seed
-from .behavior_frequency import _cluster_totals, _mismatches, bootstrap_draws, draw_counts, resampled_means
+from .behavior_frequency import (
+    _cluster_totals,
+    _clusters,
+    _counts,
+    _mismatches,
+    bootstrap_draws,
+    draw_counts,
+    resampled_means,
+)
 from .nico_generation import MAX_ORDER, PairStats, bleu_from_sums
 
 N_BOOTSTRAP, SEED = 1000, 0  # NICO's defaults in the harnesses (CoCoEval's tasks take their own)
@@ -107,21 +115,25 @@ def identify_stderr(rows: Sequence[Mapping[str, Any]], n_bootstrap: int = N_BOOT
     return dict(zip((f"{key}_stderr" for key in keys), replicate_stderr(np.column_stack(columns))))
 
 
-def frequency_stderr(model: Any, human: Any, ratings: Mapping[str, Any], n_bootstrap: int, seed: int,
-                     clusters: list[list[int]]) -> dict[str, Any]:
-    """Standard errors of CoCoEval's per-type mean frequencies (``model``, ``human``: instances x types
-    counts), its ``mismatch`` and the mean of each ``ratings`` column (instances), over the resamples of
-    ``clusters`` (lists of instance indices) that ``score_frequencies`` and ``mean_with_interval`` draw
-    with this seed: ``{"model": [...], "human": [...], "mismatch": x, "ratings": {name: x}}``."""
+def frequency_stderr(predictions: Sequence[Sequence[str]], references: Sequence[Sequence[str]], behaviours: Sequence[str],
+                     ratings: Mapping[str, Sequence[float]], n_bootstrap: int, seed: int,
+                     groups: Sequence[str] | None = None) -> dict[str, Any]:
+    """Standard errors of CoCoEval's per-type mean frequencies (``predictions``, ``references``: per instance
+    the behaviour names found, as ``score_frequencies`` takes them), its ``mismatch`` and the mean of each
+    ``ratings`` column (one number per instance), over the resamples ``score_frequencies`` and
+    ``mean_with_interval`` draw with this seed: of instances, or with ``groups`` (each instance's source
+    conversation) of whole source conversations. ``{"model": {type: x}, "human": {type: x}, "mismatch": x,
+    "ratings": {name: x}}``."""
     import numpy as np
 
+    names = list(behaviours)
+    model, human = _counts(predictions, names, "predictions"), _counts(references, names, "references")
+    clusters = _clusters(groups, len(model))
     times = resample_counts(len(clusters), n_bootstrap, seed)
-    names = list(ratings)
-    stacked = np.hstack([model, human, np.column_stack([np.asarray(ratings[n], dtype=float) for n in names])
-                         if names else np.zeros((len(model), 0))])
-    means = resampled_means(times, *_cluster_totals(stacked, clusters))
-    k = model.shape[1]
-    m, h = means[:, :k], means[:, k : 2 * k]
-    errors = replicate_stderr(np.hstack([means, _mismatches(m, h)[:, None]]))
-    return {"model": errors[:k], "human": errors[k : 2 * k], "ratings": dict(zip(names, errors[2 * k : -1])),
-            "mismatch": errors[-1]}
+    scales = list(ratings)
+    rated = np.column_stack([np.asarray(ratings[n], dtype=float) for n in scales]) if scales else np.zeros((len(model), 0))
+    means = resampled_means(times, *_cluster_totals(np.hstack([model, human, rated]), clusters))
+    k = len(names)
+    errors = replicate_stderr(np.hstack([means, _mismatches(means[:, :k], means[:, k : 2 * k])[:, None]]))
+    return {"model": dict(zip(names, errors[:k])), "human": dict(zip(names, errors[k : 2 * k])),
+            "ratings": dict(zip(scales, errors[2 * k : -1])), "mismatch": errors[-1]}

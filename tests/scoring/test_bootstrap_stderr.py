@@ -95,8 +95,9 @@ def test_frequency_stderr_is_the_spread_of_each_resample_s_means_and_mismatch() 
     names = ["a", "b"]
     predictions = [[n for j, n in enumerate(names) for _ in range(int(model[i, j]))] for i in range(12)]
     references = [[n for j, n in enumerate(names) for _ in range(int(human[i, j]))] for i in range(12)]
-    clusters = [[0, 1, 2], [3, 4], [5], [6, 7, 8, 9], [10, 11]]  # source conversations
-    out = frequency_stderr(model, human, {"overall": rated}, B, SEED, clusters)
+    conversations = ["c0"] * 3 + ["c1"] * 2 + ["c2"] + ["c3"] * 4 + ["c4"] * 2  # resampled whole
+    clusters = [[0, 1, 2], [3, 4], [5], [6, 7, 8, 9], [10, 11]]
+    out = frequency_stderr(predictions, references, names, {"overall": rated}, B, SEED, conversations)
     replicates = []
     for drawn in _draws(len(clusters)):
         rows = [r for c in drawn for r in clusters[c]]
@@ -105,7 +106,7 @@ def test_frequency_stderr_is_the_spread_of_each_resample_s_means_and_mismatch() 
         replicates.append([*got["model_mean"].values(), *got["human_mean"].values(), got["mismatch"],
                            rated[rows].mean()])
     expected = np.std(replicates, axis=0, ddof=1)
-    assert out["model"] + out["human"] == pytest.approx(list(expected[:4]), rel=1e-9)
+    assert [*out["model"].values(), *out["human"].values()] == pytest.approx(list(expected[:4]), rel=1e-9)
     assert out["mismatch"] == pytest.approx(expected[4], rel=1e-9)
     assert out["ratings"]["overall"] == pytest.approx(expected[5], rel=1e-9)
 
