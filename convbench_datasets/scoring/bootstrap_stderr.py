@@ -7,10 +7,11 @@ Bessel's correction) of the statistic over ``n_bootstrap`` resamples of the unit
 prediction-reference pairs or dialogues; CoCoEval: the instances, or whole source conversations), each
 resample recomputed from the resampled per-unit statistics exactly as the metric computes it from all
 of them. The draws are CoCoEval's (``behavior_frequency.bootstrap_draws`` from
-``numpy.random.default_rng(seed)``): the same seed gives the same numbers, and for CoCoEval the
-resamples whose percentiles are the run folder's intervals. A resample where a statistic is undefined
+``numpy.random.default_rng(seed)``): the same seed and units in the same order give the same numbers,
+and CoCoEval's are drawn as the run folder's intervals are. A resample where a statistic is undefined
 (no dialogue with unnatural sentences drawn, no human behaviour) is left out of its standard error;
-one with fewer than two defined resamples is None.
+one with fewer than two defined resamples, or of fewer than two units (one unit has no spread to
+estimate: every resample is that unit), is None.
 
 Example (ROUGE-L of two pairs, 100 and 0: resample means spread about 50 / sqrt(2)):
     >>> from convbench_datasets.scoring.nico_generation import pair_statistics
@@ -48,15 +49,16 @@ def resample_counts(n_units: int, n_bootstrap: int = N_BOOTSTRAP, seed: int = SE
     return draw_counts(bootstrap_draws(np.random.default_rng(seed), n_bootstrap, n_units))
 
 
-def replicate_stderr(replicates: Any) -> list[float | None]:
+def replicate_stderr(replicates: Any, units: int = 2) -> list[float | None]:
     """Per column of ``replicates`` (resamples x statistics), the standard deviation (ddof 1) of its finite
-    values: None where fewer than two are finite."""
+    values: None where fewer than two are finite, and every one None when the resamples were drawn from
+    fewer than two ``units``."""
     import numpy as np
 
     out: list[float | None] = []
     for column in np.asarray(replicates, dtype=float).T:
         finite = column[np.isfinite(column)]
-        out.append(float(finite.std(ddof=1)) if len(finite) > 1 else None)
+        out.append(float(finite.std(ddof=1)) if len(finite) > 1 and units > 1 else None)
     return out
 
 
@@ -89,7 +91,7 @@ def generation_stderr(stats: Sequence[PairStats], n_bootstrap: int = N_BOOTSTRAP
             raise ValueError(f"got {len(stats)} pairs but {len(bertscore_f1)} BERTScore F1 values")
         columns.append(_weighted_means(times, 100.0 * np.asarray(bertscore_f1, dtype=float)))
         keys.append("bertscore_f1")
-    return dict(zip((f"{key}_stderr" for key in keys), replicate_stderr(np.hstack(columns))))
+    return dict(zip((f"{key}_stderr" for key in keys), replicate_stderr(np.hstack(columns), len(stats))))
 
 
 def identify_stderr(rows: Sequence[Mapping[str, Any]], n_bootstrap: int = N_BOOTSTRAP,
@@ -112,11 +114,11 @@ def identify_stderr(rows: Sequence[Mapping[str, Any]], n_bootstrap: int = N_BOOT
             f1 = np.where(p + r > 0, 2 * p * r / np.where(p + r > 0, p + r, 1), np.where(np.isnan(p), np.nan, 0.0))
         columns += [100.0 * p, 100.0 * r, 100.0 * f1]
     keys = ("precision", "recall", "f1", "precision_containing", "recall_containing", "f1_containing")
-    return dict(zip((f"{key}_stderr" for key in keys), replicate_stderr(np.column_stack(columns))))
+    return dict(zip((f"{key}_stderr" for key in keys), replicate_stderr(np.column_stack(columns), len(rows))))
 
 
-def frequency_stderr(predictions: Sequence[Sequence[str]], references: Sequence[Sequence[str]], behaviours: Sequence[str],
-                     ratings: Mapping[str, Sequence[float]], n_bootstrap: int, seed: int,
+def frequency_stderr(predictions: Sequence[Sequence[str]], references: Sequence[Sequence[str]],
+                     behaviours: Sequence[str], ratings: Mapping[str, Sequence[float]], n_bootstrap: int, seed: int,
                      groups: Sequence[str] | None = None) -> dict[str, Any]:
     """Standard errors of CoCoEval's per-type mean frequencies (``predictions``, ``references``: per instance
     the behaviour names found, as ``score_frequencies`` takes them), its ``mismatch`` and the mean of each
@@ -131,9 +133,11 @@ def frequency_stderr(predictions: Sequence[Sequence[str]], references: Sequence[
     clusters = _clusters(groups, len(model))
     times = resample_counts(len(clusters), n_bootstrap, seed)
     scales = list(ratings)
-    rated = np.column_stack([np.asarray(ratings[n], dtype=float) for n in scales]) if scales else np.zeros((len(model), 0))
+    rated = (np.column_stack([np.asarray(ratings[n], dtype=float) for n in scales]) if scales
+             else np.zeros((len(model), 0)))
     means = resampled_means(times, *_cluster_totals(np.hstack([model, human, rated]), clusters))
     k = len(names)
-    errors = replicate_stderr(np.hstack([means, _mismatches(means[:, :k], means[:, k : 2 * k])[:, None]]))
+    mismatch = _mismatches(means[:, :k], means[:, k : 2 * k])
+    errors = replicate_stderr(np.hstack([means, mismatch[:, None]]), len(clusters))
     return {"model": dict(zip(names, errors[:k])), "human": dict(zip(names, errors[k : 2 * k])),
             "ratings": dict(zip(scales, errors[2 * k : -1])), "mismatch": errors[-1]}

@@ -31,6 +31,7 @@ def test_replicate_stderr_is_numpy_std_with_bessel_over_finite_values() -> None:
     values = np.array([[1.0, np.nan], [2.0, 5.0], [4.0, np.nan]])
     # by hand: mean 7/3, squared deviations 16/9 + 1/9 + 25/9 = 42/9, over 2: 7/3
     assert replicate_stderr(values) == [pytest.approx((7 / 3) ** 0.5), None]  # one finite value: undefined
+    assert replicate_stderr(values, units=1) == [None, None]
 
 
 def test_generation_stderr_is_the_spread_of_each_resample_s_corpus_scores() -> None:
@@ -84,7 +85,9 @@ def test_a_statistic_undefined_in_some_resamples_leaves_them_out() -> None:
     out = identify_stderr(rows, B, SEED)
     # every resample that drew the one containing dialogue has P = 100, R = 50: no spread
     assert out["precision_containing_stderr"] == 0 and out["recall_containing_stderr"] == 0
-    assert identify_stderr(rows[:1], B, SEED)["precision_stderr"] == 0  # one row: always itself
+    # one row: every resample is that row, no spread to estimate (not a standard error of 0)
+    assert set(identify_stderr(rows[:1], B, SEED).values()) == {None}
+    assert set(generation_stderr(pair_statistics(["我"], ["你"], tokenizer="char"), B, SEED).values()) == {None}
 
 
 def test_frequency_stderr_is_the_spread_of_each_resample_s_means_and_mismatch() -> None:

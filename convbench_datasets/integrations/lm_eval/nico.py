@@ -121,7 +121,8 @@ def generation_scores(items: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
 def _generation(pairs: tuple[tuple[str, str], ...], tokenizer: str) -> dict[str, Any]:
     turns, references = [turn for turn, _ in pairs], [reference for _, reference in pairs]
     scores = score_generation(turns, references, tokenizer=tokenizer)  # type: ignore[arg-type]
-    return {**scores, **generation_stderr(pair_statistics(turns, references, tokenizer), N_BOOTSTRAP, SEED)}  # type: ignore[arg-type]
+    stats = pair_statistics(turns, references, tokenizer)  # type: ignore[arg-type]
+    return {**scores, **generation_stderr(stats, N_BOOTSTRAP, SEED)}
 
 
 def identify_scores(items: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
