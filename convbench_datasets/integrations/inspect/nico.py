@@ -106,8 +106,7 @@ def nico_generation() -> Metric:
     """convbench's ``score_generation`` over each epoch's turns (corpus BLEU-1/2; ROUGE-L, Distinct-1/2,
     average length and optional BERTScore F1 as convbench computes them), each with its bootstrap
     ``<key>_stderr``, and the counts ``n`` (samples scored) and ``errors``, averaged over epochs.
-    Tokenizer and BERTScore model are the ones the scorer
-    recorded in each score."""
+    Tokenizer and BERTScore model are the ones the scorer recorded in each score."""
 
     def compute(scores: list[SampleScore]) -> dict[str, float | None]:
         return mean_over_epochs(scores, _generation_scores)
