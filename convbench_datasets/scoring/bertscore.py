@@ -117,11 +117,12 @@ def _failure(model: str, err: BaseException) -> str:
 
 def compute_bertscore(
     predictions: Sequence[str], references: Sequence[str], model: str = DEFAULT_MODEL,
-    options: dict[str, Any] | None = None,
+    options: dict[str, Any] | None = None, pairs: bool = False,
 ) -> dict[str, Any]:
     """``bertscore_f1`` (mean F1 in percent) and the ``signature`` entries (model, layer, the layer's
     rule); on failure ``bertscore_f1`` is None and ``bertscore_error`` says why. ``options`` go to
-    ``bert_score.score`` (``num_layers``, ``batch_size``, ``device``...)."""
+    ``bert_score.score`` (``num_layers``, ``batch_size``, ``device``...). ``pairs``: add each pair's F1
+    (0-1) as ``bertscore_f1_pairs``, for a bootstrap over the pairs."""
     kwargs = {"lang": "zh", "verbose": False, **(options or {})}
     # everything that changes the number: bert-score's version, the model, its layer, idf weighting and
     # baseline rescaling (bert-score's defaults: no idf, no rescaling)
@@ -136,20 +137,21 @@ def compute_bertscore(
 
         _check_baseline(bert_score, model, kwargs)
         blank = [not p.strip() or not r.strip() for p, r in zip(predictions, references)]
-        mean_f1 = _mean_f1(bert_score, list(predictions), list(references), blank, model, layer.layer, kwargs)
+        mean_f1, f1s = _f1(bert_score, list(predictions), list(references), blank, model, layer.layer, kwargs)
     except Exception as err:  # noqa: BLE001 - any failure: the caller's other scores must survive it
         message = _failure(model, err)
         warnings.warn(message, stacklevel=2)  # the CLI shows it as one line; the result keeps it too
         return {"bertscore_f1": None, "bertscore_error": message, "signature": signature}
-    return {"bertscore_f1": 100.0 * mean_f1, "bertscore_blank_pairs": sum(blank), "signature": signature}
+    return {"bertscore_f1": 100.0 * mean_f1, "bertscore_blank_pairs": sum(blank),
+            **({"bertscore_f1_pairs": f1s} if pairs else {}), "signature": signature}
 
 
-def _mean_f1(bert_score: Any, predictions: list[str], references: list[str], blank: list[bool], model: str,
-             layer: int, kwargs: dict[str, Any]) -> float:
-    """Mean bert-score F1 over the pairs, a blank pair scoring what bert-score gives an empty text."""
+def _f1(bert_score: Any, predictions: list[str], references: list[str], blank: list[bool], model: str,
+        layer: int, kwargs: dict[str, Any]) -> tuple[float, list[float]]:
+    """Mean bert-score F1 over the pairs and each pair's, a blank pair scoring what bert-score gives an empty text."""
     if not any(blank):
         _, _, f1 = bert_score.score(predictions, references, model_type=model, num_layers=layer, **kwargs)
-        return float(f1.mean())
+        return float(f1.mean()), f1.tolist()
     options = dict(kwargs)
     if options.get("idf") is True:  # weights from every reference, as bert-score computes them for the whole call
         options["idf"] = _idf_weights(bert_score, references, model, options)
@@ -160,7 +162,7 @@ def _mean_f1(bert_score: Any, predictions: list[str], references: list[str], bla
                                     num_layers=layer, **options)
         for i, value in zip(kept, f1.tolist()):
             scores[i] = value
-    return sum(scores) / len(scores)
+    return sum(scores) / len(scores), scores
 
 
 def _blank_f1(bert_score: Any, model: str, layer: int, kwargs: dict[str, Any]) -> float:

@@ -201,13 +201,19 @@ def _ngrams(tokens: Sequence[str], n: int) -> list[tuple[str, ...]]:
 
 def bleu_from_stats(stats: Sequence[PairStats]) -> list[float]:
     """Corpus BLEU-1 .. BLEU-MAX_ORDER from summed statistics (sacrebleu's formula and smoothing)."""
-    from sacrebleu.metrics import BLEU
-
     correct = [sum(s.correct[i] for s in stats) for i in range(MAX_ORDER)]
     total = [sum(s.total[i] for s in stats) for i in range(MAX_ORDER)]
-    sys_len, ref_len = sum(len(s.hyp) for s in stats), sum(s.ref_len for s in stats)
+    return bleu_from_sums(correct, total, sum(len(s.hyp) for s in stats), sum(s.ref_len for s in stats))
+
+
+def bleu_from_sums(correct: Sequence[int], total: Sequence[int], sys_len: int, ref_len: int) -> list[float]:
+    """Corpus BLEU-1 .. BLEU-MAX_ORDER from the corpus' summed matches and n-gram counts (per order),
+    hypothesis and reference lengths: sacrebleu's own formula, brevity penalty and "exp" smoothing."""
+    from sacrebleu.metrics import BLEU
+
     return [
-        BLEU.compute_bleu(correct[:n], total[:n], sys_len, ref_len, smooth_method="exp", max_ngram_order=n).score
+        BLEU.compute_bleu(list(correct[:n]), list(total[:n]), sys_len, ref_len, smooth_method="exp",
+                          max_ngram_order=n).score
         for n in range(1, MAX_ORDER + 1)
     ]
 

@@ -90,6 +90,12 @@ def reported(results: dict[str, Any], task: str) -> dict[str, Any]:
             if key.endswith(",none") and "_stderr" not in key}
 
 
+def stderrs(results: dict[str, Any], task: str) -> dict[str, Any]:
+    """The standard errors lm-eval reports for ``task``'s metrics, by metric name."""
+    return {key.split(",")[0][: -len("_stderr")]: value for key, value in results["results"][task].items()
+            if key.endswith("_stderr,none") and not key.endswith("_stderr_stderr,none")}
+
+
 def samples_file(out: Path, task: str) -> Path:
     """The samples file lm-eval wrote under ``out`` for ``task``."""
     (path,) = out.glob(f"*/samples_{task}_*.jsonl")

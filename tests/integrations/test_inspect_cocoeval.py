@@ -10,6 +10,7 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import numpy as np
 import pytest
 
 pytest.importorskip("inspect_ai", reason="inspect_ai is not installed (pip install -e \".[inspect]\")")
@@ -19,6 +20,7 @@ pytestmark = pytest.mark.filterwarnings("ignore:The 'initial' parameter is depre
 from convbench_datasets.integrations.inspect import cocoeval, import_inspect_log  # noqa: E402
 from convbench_datasets.integrations.inspect._common import NO_OUTPUT  # noqa: E402
 from convbench_datasets.cocoeval.run import run_cocoeval  # noqa: E402
+from convbench_datasets.cocoeval.simulation import occurrences  # noqa: E402
 from convbench_datasets.runner.backends import Generation  # noqa: E402
 from convbench_datasets.runner.backends.openai_compat import reply_error  # noqa: E402
 from tests.integrations.inspect_support import ScriptedBackend, inspect_model, pick, reported, run_inspect  # noqa: E402
@@ -73,6 +75,23 @@ def test_inspect_reports_convbench_numbers(cocoeval_built: Path, tmp_path: Path)
             assert metrics[f"{side}/{name}"] == mean, (side, name)
         for scale, rated in results["overall"][side].items():
             assert metrics[f"{side}/{scale}"] == rated["mean"], (side, scale)
+    # Beside each number its standard error: by hand, the spread (ddof 1) of the statistic over the 200
+    # resamples (seed 0) of the compared instances in id order
+    kept = sorted((r for r in run.records if r["excluded"] is None), key=lambda r: str(r["id"]))
+    draws = np.random.default_rng(0).integers(0, len(kept), size=(200, len(kept)))
+    counts = {side: np.array([[occurrences(r[f"{side}_behaviours"]).count(name) for name in results["model_mean"]]
+                              for r in kept], dtype=float) for side in ("model", "human")}
+    resampled = {side: counts[side][draws].mean(axis=1) for side in counts}  # resamples x types
+    for side in ("model", "human"):
+        for j, name in enumerate(results["model_mean"]):
+            assert metrics[f"{side}/{name}_stderr"] == pytest.approx(resampled[side][:, j].std(ddof=1), abs=1e-12)
+        for scale in results["overall"][side]:
+            rated = np.array([r[f"{side}_overall"][scale] for r in kept], dtype=float)
+            assert metrics[f"{side}/{scale}_stderr"] == pytest.approx(rated[draws].mean(axis=1).std(ddof=1))
+    m, h = resampled["model"], resampled["human"]
+    defined = h.sum(axis=1) > 0
+    mismatch = 100 * np.abs(m - h).sum(axis=1)[defined] / h.sum(axis=1)[defined]
+    assert metrics["mismatch_stderr"] == pytest.approx(mismatch.std(ddof=1)) and metrics["mismatch_stderr"] > 0
     # the whole record of each instance is the one convbench writes
     imported = import_inspect_log(log, tmp_path / "imported")
     assert imported.records == run.records

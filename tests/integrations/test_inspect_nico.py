@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import numpy as np
 import pytest
 
 pytest.importorskip("inspect_ai", reason="inspect_ai is not installed (pip install -e \".[inspect]\")")
@@ -18,7 +19,8 @@ from convbench_datasets.integrations.inspect import import_inspect_log, nico  # 
 from convbench_datasets.integrations.inspect._common import NO_OUTPUT  # noqa: E402
 from convbench_datasets import run_nico  # noqa: E402
 from convbench_datasets.runner.backends.openai_compat import OpenAICompatBackend, RetryPolicy  # noqa: E402
-from convbench_datasets.scoring.nico_generation import score_generation  # noqa: E402
+from convbench_datasets.scoring.bootstrap_stderr import generation_stderr  # noqa: E402
+from convbench_datasets.scoring.nico_generation import pair_statistics, score_generation  # noqa: E402
 from tests.integrations.conftest import NONE_LINE, NONE_LINE_ROW, quote_none_line  # noqa: E402
 from tests.integrations.inspect_support import ScriptedBackend, inspect_model, pick, reported, run_inspect  # noqa: E402
 from tests.support.openai_server import affected, label_for, openai_server  # noqa: E402
@@ -41,7 +43,17 @@ def test_generation_metrics_are_convbench_corpus_scores(task: str, nico_built: P
     metrics = reported(log)
     # Expected values: convbench's own run of the same answers (score_generation over all turns).
     assert {key: metrics[key] for key in GENERATION_KEYS} == {key: run.results[key] for key in GENERATION_KEYS}
-    assert set(metrics) == {*GENERATION_KEYS, "n", "errors"}
+    assert set(metrics) == {*GENERATION_KEYS, *(f"{key}_stderr" for key in GENERATION_KEYS), "n", "errors"}
+    # Beside each its bootstrap standard error: 1,000 resamples (seed 0) of the samples in id order, each
+    # scored as the epoch is. By hand for ROUGE-L (a mean over pairs), by convbench's bootstrap for the rest.
+    ordered = sorted(run.records, key=lambda r: str(r["id"]))
+    own = np.array([score_generation([r["turn"]], [r["reference"]])["rouge_l"] for r in ordered])
+    draws = np.random.default_rng(0).integers(0, len(own), size=(1000, len(own)))
+    assert metrics["rouge_l_stderr"] == pytest.approx(own[draws].mean(axis=1).std(ddof=1), rel=1e-9)
+    stats = pair_statistics([r["turn"] for r in ordered], [r["reference"] for r in ordered])
+    assert {key: metrics[f"{key}_stderr"] for key in GENERATION_KEYS} == {
+        key: value for key, value in zip(GENERATION_KEYS, generation_stderr(stats).values())}
+    assert all(metrics[f"{key}_stderr"] > 0 for key in ("bleu_1", "bleu_2", "rouge_l", "avg_len"))
     assert len(log.samples) == metrics["n"] == run.results["n"] >= 7  # the sample build: 18 train dialogues, 7 unnatural edits
     assert metrics["errors"] == run.results["errors"] == 0
     # Corpus BLEU is not the mean of the samples' own BLEU: inspect's number is the corpus statistic.
@@ -71,6 +83,14 @@ def test_identification_prf_is_convbench_macro_average(nico_built: Path, tmp_pat
     precision, recall = metrics["precision"], metrics["recall"]
     assert metrics["f1"] == pytest.approx(2 * precision * recall / (precision + recall))
     assert 0 < metrics["f1"] < 100
+    # F1's standard error: its harmonic mean recomputed on 1,000 resamples (seed 0) of the rows in id order
+    ordered = sorted(run.records, key=lambda r: str(r["id"]))
+    p_r = np.array([[r["precision"], r["recall"]] for r in ordered])
+    draws = np.random.default_rng(0).integers(0, len(p_r), size=(1000, len(p_r)))
+    p, r = p_r[draws].mean(axis=1).T
+    f1 = 200 * p * r / np.maximum(p + r, 1e-300)  # 0 where a resample drew only rows with P = R = 0
+    assert metrics["f1_stderr"] == pytest.approx(f1.std(ddof=1), rel=1e-9)
+    assert {f"{key}_stderr" for key in IDENTIFY_KEYS} <= set(metrics)
     imported = import_inspect_log(log, tmp_path / "imported")
     for key in (*IDENTIFY_KEYS, "n", "n_containing", "none_answers", "errors"):
         assert imported.results[key] == run.results[key], key
@@ -114,6 +134,7 @@ def test_bertscore_is_convbench_s_over_the_epoch(nico_built: Path, tmp_path: Pat
                    bertscore_layer=2, progress=False)
     assert 0 < run.results["bertscore_f1"] < 100
     assert reported(log)["bertscore_f1"] == run.results["bertscore_f1"]
+    assert reported(log)["bertscore_f1_stderr"] > 0  # its bootstrap over the pairs' own F1 (tests/scoring)
     assert import_inspect_log(log, tmp_path / "imported").results["bertscore_f1"] == run.results["bertscore_f1"]
 
 

@@ -8,16 +8,27 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import numpy as np
 import pytest
 
 pytest.importorskip("lm_eval", reason="lm-eval is not installed (pip install -e \".[lm-eval]\")")
 
+from lm_eval.utils import make_table  # noqa: E402
+
 from convbench_datasets.errors import ConvbenchError  # noqa: E402
 from convbench_datasets import run_nico  # noqa: E402
 from convbench_datasets.scoring.inputs import MAX_TEXT_CHARS  # noqa: E402
-from convbench_datasets.scoring.nico_generation import score_generation  # noqa: E402
+from convbench_datasets.scoring.bootstrap_stderr import generation_stderr  # noqa: E402
+from convbench_datasets.scoring.nico_generation import pair_statistics, score_generation  # noqa: E402
 from tests.integrations.conftest import NONE_LINE, NONE_LINE_ROW, quote_none_line  # noqa: E402
-from tests.integrations.lm_eval_support import ScriptedBackend, ScriptedLM, pick, reported, run_lm_eval  # noqa: E402
+from tests.integrations.lm_eval_support import (  # noqa: E402
+    ScriptedBackend,
+    ScriptedLM,
+    pick,
+    reported,
+    run_lm_eval,
+    stderrs,
+)
 from tests.support.scripted import GENERATION_KEYS, IDENTIFY_KEYS, TURNS, nico_finder, nico_turn  # noqa: E402
 
 turn = nico_turn
@@ -59,6 +70,19 @@ def test_generation_metrics_are_convbench_corpus_scores(task: str, shots: int, c
     # Corpus BLEU is not the mean of the samples' own BLEU: lm-eval's number is the corpus statistic.
     per_sample = [score_generation([s["bleu_1"]["turn"]], [s["doc"]["reference"]])["bleu_2"] for s in samples]
     assert metrics["bleu_2"] != pytest.approx(sum(per_sample) / len(per_sample))
+    # Beside each metric its standard error, convbench's bootstrap (lm-eval computes none for a custom
+    # aggregation): 1,000 resamples (seed 0) of the samples, by hand for ROUGE-L (a mean over pairs)
+    errors = stderrs(results, name)
+    own = np.array([score_generation([r["turn"]], [r["reference"]])["rouge_l"] for r in run.records])
+    draws = np.random.default_rng(0).integers(0, len(own), size=(1000, len(own)))
+    assert errors["rouge_l"] == pytest.approx(own[draws].mean(axis=1).std(ddof=1), rel=1e-9)
+    stats = pair_statistics([r["turn"] for r in run.records], [r["reference"] for r in run.records])
+    assert errors == {key: value for key, value in zip(GENERATION_KEYS, generation_stderr(stats).values())}
+    # and lm-eval's table prints each after its metric's value: "| bleu_1 | ... | 12.3456 | ± | 4.5678 |"
+    rows = [[cell.strip() for cell in line.split("|")[1:-1]] for line in make_table(results).splitlines()]
+    by_metric = {row[4]: row for row in rows if len(row) == 9}  # Tasks, Version, Filter, n-shot, Metric, ...
+    for key in GENERATION_KEYS:
+        assert by_metric[key][-2:] == ["±", f"{errors[key]:.4f}"], by_metric[key]
 
 
 def test_identification_prf_is_convbench_macro_average(nico_built: Path, tmp_path: Path) -> None:
@@ -76,6 +100,13 @@ def test_identification_prf_is_convbench_macro_average(nico_built: Path, tmp_pat
     precision, recall = metrics["precision"], metrics["recall"]
     assert metrics["f1"] == pytest.approx(2 * precision * recall / (precision + recall))
     assert 0 < metrics["f1"] < 100
+    # F1's standard error: its harmonic mean recomputed on 1,000 resamples (seed 0) of the rows, by hand
+    p_r = np.array([[r["precision"], r["recall"]] for r in run.records])
+    draws = np.random.default_rng(0).integers(0, len(p_r), size=(1000, len(p_r)))
+    p, r = p_r[draws].mean(axis=1).T
+    f1 = 200 * p * r / np.maximum(p + r, 1e-300)  # 0 where a resample drew only rows with P = R = 0
+    assert stderrs(results, name)["f1"] == pytest.approx(f1.std(ddof=1), rel=1e-9)
+    assert set(stderrs(results, name)) == set(IDENTIFY_KEYS)
     samples = results["samples"][name]
     assert [s["f1"]["predicted"] for s in samples] == [r["predicted"] for r in run.records]
 

@@ -123,9 +123,11 @@ def task_metadata(benchmark: str, rows: Sequence[Mapping[str, Any]], ids: Sequen
 
 
 def by_epoch(scores: Sequence[SampleScore]) -> list[list[SampleScore]]:
-    """The scores grouped by the epoch their metadata records, epochs in order, samples as given."""
+    """The scores grouped by the epoch their metadata records, epochs in order, each epoch's samples in the
+    order of their ids: inspect passes them in the order they finished, and a bootstrap over an epoch's
+    samples (the ``*_stderr`` metrics) must not depend on it."""
     groups: dict[int, list[SampleScore]] = {}
-    for sample_score in scores:
+    for sample_score in sorted(scores, key=lambda s: str(s.sample_id)):
         epoch = (sample_score.score.metadata or {}).get("epoch", 1)
         groups.setdefault(int(epoch), []).append(sample_score)
     return [groups[epoch] for epoch in sorted(groups)]

@@ -9,7 +9,9 @@ the simulated and the human continuation alike, which turns show each behaviour 
 ratings (``judge_prompt``, ``parse_behaviours``, ``parse_overall``, with the same repair round), and
 keeps the run's record (``_record``). The metric is ``score_records`` over the epoch's instances: per
 behaviour type the mean frequency in simulated and human continuations, the mismatch, the mean
-ratings, how many instances were scored (``n``) and compared (``n_compared``), and ``errors``.
+ratings, each with its standard error ``<key>_stderr`` (the spread of the bootstrap resamples behind
+the run's intervals: ``scoring.bootstrap_stderr``), how many instances were scored (``n``) and
+compared (``n_compared``), and ``errors``.
 
 A reply that is no answer (``output_error``: withheld by a content filter, or empty and cut at the
 token limit) is the instance's error, as a per-row error of ``convbench run cocoeval`` (simulation or
@@ -42,6 +44,7 @@ from ...cocoeval.simulation import (
     parse_behaviours,
     parse_overall,
     rubric,
+    scales,
     templates,
 )
 from ...cocoeval.simulation_loop import CUT_RETRY_FACTOR, InstanceSimulation
@@ -60,6 +63,7 @@ from ...cocoeval.run import (
     simulation_token_limit,
 )
 from ...counts import MAX_REPAIRS, MAX_RESAMPLES, check_count, check_seed
+from ...scoring.bootstrap_stderr import frequency_stderr
 from ._common import (
     NO_OUTPUT,
     chat_messages,
@@ -217,9 +221,10 @@ def failed_simulation(error: str) -> dict[str, Any]:
 @metric(scores="unreduced")
 def behavior_frequency() -> Metric:
     """``score_records`` over each epoch's instances: ``model/<type>`` and ``human/<type>`` mean
-    frequencies, ``mismatch``, ``model/<scale>`` and ``human/<scale>`` mean ratings, ``n`` (instances
-    scored), ``n_compared`` and ``errors``, averaged over epochs. Taxonomy, bootstrap and seed are the ones
-    the scorer recorded."""
+    frequencies, ``mismatch``, ``model/<scale>`` and ``human/<scale>`` mean ratings, each with its
+    bootstrap standard error ``<key>_stderr`` (with ``n_bootstrap`` above 0), ``n`` (instances scored),
+    ``n_compared`` and ``errors``, averaged over epochs. Taxonomy, bootstrap and seed are the ones the
+    scorer recorded."""
 
     def compute(scores: list[SampleScore]) -> dict[str, float | None]:
         return mean_over_epochs(scores, _epoch_scores)
@@ -235,12 +240,38 @@ def _epoch_scores(scores: list[SampleScore]) -> dict[str, float | None]:
     flat: dict[str, float | None] = {"n": results["n"], "n_compared": results["n_compared"],
                                      "errors": results["errors"]}
     if results["n_compared"]:
+        errors = _stderr([m["record"] for m in scored], options)
         for side in SIDES:
-            flat.update({f"{side}/{name}": value for name, value in results[f"{side}_mean"].items()})
-        flat["mismatch"] = results["mismatch"]
+            for name, value in results[f"{side}_mean"].items():
+                flat.update(_with_stderr(f"{side}/{name}", value, errors))
+        flat.update(_with_stderr("mismatch", results["mismatch"], errors))
         for side in SIDES:
-            flat.update({f"{side}/{scale}": rated["mean"] for scale, rated in results["overall"][side].items()})
+            for scale, rated in results["overall"][side].items():
+                flat.update(_with_stderr(f"{side}/{scale}", rated["mean"], errors))
     return flat
+
+
+def _stderr(records: Sequence[Mapping[str, Any]], options: Mapping[str, Any]) -> dict[str, float | None]:
+    """The standard error of each number, by key (``model/TYPE``, ``mismatch``, ``human/SCALE``...): the
+    standard deviation over resamples drawn as the run's intervals are (the instances ``score_records``
+    compares, in id order; its unit, count and seed); none without resamples (``n_bootstrap=0``)."""
+    if not options["n_bootstrap"]:
+        return {}
+    kept = [r for r in records if r["excluded"] is None]
+    unit = options.get("bootstrap_unit", "instance")
+    errors = frequency_stderr(
+        [occurrences(r["model_behaviours"]) for r in kept], [occurrences(r["human_behaviours"]) for r in kept],
+        options["taxonomy"], {f"{side}/{scale}": [r[f"{side}_overall"][scale] for r in kept]
+                              for side in SIDES for scale in scales()},
+        options["n_bootstrap"], options["seed"],
+        [r["conversation_id"] for r in kept] if unit == "source_conversation" else None)
+    flat = {f"{side}/{name}": value for side in SIDES for name, value in errors[side].items()}
+    return {**flat, **errors["ratings"], "mismatch": errors["mismatch"]}
+
+
+def _with_stderr(key: str, value: float | None, errors: Mapping[str, float | None]) -> dict[str, float | None]:
+    """The number, and its ``<key>_stderr`` when the task bootstraps."""
+    return {key: value, **({f"{key}_stderr": errors.get(key)} if errors else {})}
 
 
 @scorer(metrics=[behavior_frequency()])

@@ -5,8 +5,11 @@ One task, four NICO tasks (``-T task=``): the generation tasks (``open_domain``,
 or 3-shot with ``pick_shots``); the model answers greedily. Scoring is convbench's, over the whole
 epoch: BLEU-1/2 are corpus BLEU and Distinct-n, ROUGE-L, length (and BERTScore F1 with
 ``bertscore_model``) are ``score_generation`` over all the epoch's turns, P/R/F1 of identification
-``score_identify``'s macro averages; never means of per-sample values computed by inspect. A sample's
-own score value (ROUGE-L and length of its turn, or its precision and recall) is for reading only.
+``score_identify``'s macro averages; never means of per-sample values computed by inspect. Beside each
+metric its standard error ``<metric>_stderr``: a bootstrap over the epoch's samples (1,000 resamples,
+seed 0; ``scoring.bootstrap_stderr``), each resample scored as the metric scores the epoch (corpus BLEU
+from the resample's summed statistics; F1 from its averaged P and R). A sample's own score value
+(ROUGE-L and length of its turn, or its precision and recall) is for reading only.
 
 As in ``convbench run nico``: a generated turn loses a leading speaker label and wrapping quotes
 (``clean_turn``) before scoring; identification answers are read knowing the dialogue (a line quoting
@@ -33,7 +36,9 @@ from ...nico.prompts import pick_shots, render_prompt, templates_sha256
 from ...nico.tasks import TASKS
 from ...nico.run import SHOTS, clean_turn, dialogue_turns, score_identify, too_long_error
 from ...nico.run import read_rows as _rows
-from ...scoring.nico_generation import TOKENIZERS, score_generation
+from ...scoring.bertscore import check_available, compute_bertscore
+from ...scoring.bootstrap_stderr import N_BOOTSTRAP, SEED, generation_stderr, identify_stderr
+from ...scoring.nico_generation import TOKENIZERS, pair_statistics, score_generation
 from ._common import finish_reason, greedy, mean_over_epochs, output_error, task_metadata
 
 BENCHMARK = "nico"
@@ -99,9 +104,9 @@ def nico(
 @metric(scores="unreduced")
 def nico_generation() -> Metric:
     """convbench's ``score_generation`` over each epoch's turns (corpus BLEU-1/2; ROUGE-L, Distinct-1/2,
-    average length and optional BERTScore F1 as convbench computes them), and the counts ``n`` (samples
-    scored) and ``errors``, averaged over epochs. Tokenizer and BERTScore model are the ones the scorer
-    recorded in each score."""
+    average length and optional BERTScore F1 as convbench computes them), each with its bootstrap
+    ``<key>_stderr``, and the counts ``n`` (samples scored) and ``errors``, averaged over epochs.
+    Tokenizer and BERTScore model are the ones the scorer recorded in each score."""
 
     def compute(scores: list[SampleScore]) -> dict[str, float | None]:
         return mean_over_epochs(scores, _generation_scores)
@@ -112,11 +117,22 @@ def nico_generation() -> Metric:
 def _generation_scores(scores: list[SampleScore]) -> dict[str, float | None]:
     scored = [s.score.metadata or {} for s in scores]
     options = scored[0]["options"]
-    result = score_generation([m["turn"] for m in scored], [m["reference"] for m in scored],
-                              tokenizer=options["tokenizer"], bertscore=options["bertscore_model"] is not None,
-                              bertscore_model=options["bertscore_model"] or "bert-base-chinese",
-                              bertscore_options=_bertscore_options(options["bertscore_layer"]))
-    return {**{key: result[key] for key in GENERATION_KEYS if key in result}, **_counts(scored)}
+    turns, references = [m["turn"] for m in scored], [m["reference"] for m in scored]
+    result = score_generation(turns, references, tokenizer=options["tokenizer"])
+    pair_f1 = None
+    if options["bertscore_model"] is not None:  # as score_generation's bertscore=True, with each pair's F1 kept
+        bertscore_options = _bertscore_options(options["bertscore_layer"])
+        check_available(bertscore_options)
+        bert = compute_bertscore(turns, references, options["bertscore_model"], bertscore_options, pairs=True)
+        result["bertscore_f1"], pair_f1 = bert["bertscore_f1"], bert.get("bertscore_f1_pairs")
+    stderr = generation_stderr(pair_statistics(turns, references, options["tokenizer"]), N_BOOTSTRAP, SEED, pair_f1)
+    return {**_with_stderr(result, stderr, [key for key in GENERATION_KEYS if key in result]), **_counts(scored)}
+
+
+def _with_stderr(result: Mapping[str, Any], stderr: Mapping[str, float | None], keys: Sequence[str]) -> dict[str, Any]:
+    """Each metric followed by its bootstrap standard error, ``<key>_stderr`` (None where undefined)."""
+    return {name: value for key in keys
+            for name, value in ((key, result[key]), (f"{key}_stderr", stderr.get(f"{key}_stderr")))}
 
 
 def _counts(scored: Sequence[Mapping[str, Any]]) -> dict[str, float | None]:
@@ -158,8 +174,8 @@ def nico_turn(tokenizer: str = "jieba", bertscore_model: str | None = None, bert
 @metric(scores="unreduced")
 def unnatural_sentence_prf() -> Metric:
     """convbench's ``score_identify`` over each epoch's answers: macro precision, recall and F1, over all
-    dialogues and over those containing unnatural sentences (``*_containing``), and the counts ``n``
-    (samples scored) and ``errors``, averaged over epochs."""
+    dialogues and over those containing unnatural sentences (``*_containing``), each with its bootstrap
+    ``<key>_stderr``, and the counts ``n`` (samples scored) and ``errors``, averaged over epochs."""
 
     def compute(scores: list[SampleScore]) -> dict[str, float | None]:
         return mean_over_epochs(scores, _identify_scores)
@@ -169,10 +185,10 @@ def unnatural_sentence_prf() -> Metric:
 
 def _identify_scores(scores: list[SampleScore]) -> dict[str, float | None]:
     scored = [s.score.metadata or {} for s in scores]
-    result, _ = score_identify([m["response"] for m in scored], [m["gold"] for m in scored],
-                               [m["error"] is not None for m in scored],
-                               [m.get("dialogue") for m in scored])  # None in scores of logs made before
-    return {**{key: result[key] for key in IDENTIFY_KEYS}, **_counts(scored)}
+    result, rows = score_identify([m["response"] for m in scored], [m["gold"] for m in scored],
+                                  [m["error"] is not None for m in scored],
+                                  [m.get("dialogue") for m in scored])  # None in scores of logs made before
+    return {**_with_stderr(result, identify_stderr(rows, N_BOOTSTRAP, SEED), IDENTIFY_KEYS), **_counts(scored)}
 
 
 @scorer(metrics=[unnatural_sentence_prf()])

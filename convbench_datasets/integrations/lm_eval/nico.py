@@ -16,6 +16,13 @@
 - ``aggregation``: convbench's ``score_generation`` over all the samples' turns (corpus BLEU-1/2,
   ROUGE-L, Distinct-1/2, average length, percentages) or ``score_identify``'s macro P/R/F1; the
   scores of one sample list are computed once and shared by the task's metrics.
+- standard errors: lm-eval bootstraps only its own aggregations and reports N/A for a custom one, so
+  each metric has a companion metric ``<metric>_stderr`` whose aggregation is convbench's bootstrap
+  (``scoring.bootstrap_stderr``: 1,000 resamples of the samples, seed 0, each scored as the metric
+  scores them all; lm-eval's ``--bootstrap_iters`` does not change it). lm-eval stores a metric's
+  standard error under ``<metric>_stderr``, N/A for these, and then the companion's value under the
+  same key: ``process_results`` lists the companions after all the metrics, so the value is written
+  last, and lm-eval's table shows it beside its metric (``±``).
 
 BERTScore is not offered here (it needs a model folder per run: use ``convbench run nico --bertscore``).
 """
@@ -31,11 +38,13 @@ from ...nico.prompts import pick_shots, render_prompt
 from ...nico.tasks import TASKS
 from ...nico.run import SHOTS, clean_turn, dialogue_turns, score_identify, too_long_error
 from ...nico.run import read_rows as _rows
-from ...scoring.nico_generation import TOKENIZERS, score_generation
+from ...scoring.bootstrap_stderr import N_BOOTSTRAP, SEED, generation_stderr, identify_stderr
+from ...scoring.nico_generation import TOKENIZERS, pair_statistics, score_generation
 from ._options import task_options
 
 GENERATION_KEYS = ("bleu_1", "bleu_2", "rouge_l", "distinct_1", "distinct_2", "avg_len")
 IDENTIFY_KEYS = ("precision", "recall", "f1", "precision_containing", "recall_containing", "f1_containing")
+STDERR = "_stderr"  # a companion metric's suffix: lm-eval's name for a metric's standard error
 PROMPT_FIELD, TOKENIZER_FIELD = "convbench_prompt", "convbench_tokenizer"
 
 
@@ -77,7 +86,13 @@ def generation_results(doc: Mapping[str, Any], results: Sequence[str]) -> dict[s
     error = too_long_error(cleaned)
     item = {"response": response, "turn": "" if error else cleaned, "reference": doc["reference"],
             "error": error, "tokenizer": doc[TOKENIZER_FIELD]}
-    return {key: item for key in GENERATION_KEYS}
+    return _with_companions(item, GENERATION_KEYS)
+
+
+def _with_companions(item: dict[str, Any], keys: Sequence[str]) -> dict[str, dict[str, Any]]:
+    """The item under each metric, then under each ``<metric>_stderr`` companion (after all the metrics:
+    see the module docstring)."""
+    return {**{key: item for key in keys}, **{key + STDERR: item for key in keys}}
 
 
 def identify_results(doc: Mapping[str, Any], results: Sequence[str]) -> dict[str, dict[str, Any]]:
@@ -90,46 +105,57 @@ def identify_results(doc: Mapping[str, Any], results: Sequence[str]) -> dict[str
     _, rows = score_identify([response], [gold], [error is not None], [dialogue])
     item = {"response": response, "gold": gold, "dialogue": dialogue, "predicted": rows[0]["predicted"],
             "error": error}
-    return {key: item for key in IDENTIFY_KEYS}
+    return _with_companions(item, IDENTIFY_KEYS)
 
 
 def generation_scores(items: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
-    """``score_generation`` over the items' turns and references, with the tokenizer they record."""
+    """``score_generation`` over the items' turns and references, with the tokenizer they record, and
+    each metric's bootstrap ``<metric>_stderr``."""
     tokenizers = {item["tokenizer"] for item in items}
     if len(tokenizers) != 1:
         raise ConvbenchError(f"the samples mix tokenizers {sorted(tokenizers)}: score one at a time")
     return _generation(tuple((item["turn"], item["reference"]) for item in items), tokenizers.pop())
 
 
-@lru_cache(maxsize=8)  # the task's six metrics aggregate the same items: score them once
+@lru_cache(maxsize=8)  # the task's metrics and their companions aggregate the same items: score them once
 def _generation(pairs: tuple[tuple[str, str], ...], tokenizer: str) -> dict[str, Any]:
-    return score_generation([turn for turn, _ in pairs], [reference for _, reference in pairs],
-                            tokenizer=tokenizer)  # type: ignore[arg-type]
+    turns, references = [turn for turn, _ in pairs], [reference for _, reference in pairs]
+    scores = score_generation(turns, references, tokenizer=tokenizer)  # type: ignore[arg-type]
+    stats = pair_statistics(turns, references, tokenizer)  # type: ignore[arg-type]
+    return {**scores, **generation_stderr(stats, N_BOOTSTRAP, SEED)}
 
 
 def identify_scores(items: Sequence[Mapping[str, Any]]) -> dict[str, Any]:
     """``score_identify`` over the items: macro P/R/F1 (percent), a failed sample scoring P = R = 0, each
-    answer read knowing its dialogue."""
+    answer read knowing its dialogue; and each one's bootstrap ``<metric>_stderr``."""
     return _identify(tuple((item["response"], tuple(item["gold"]), item["error"] is not None,
                             tuple(item["dialogue"])) for item in items))
 
 
 @lru_cache(maxsize=8)
 def _identify(items: tuple[tuple[str, tuple[str, ...], bool, tuple[str, ...]], ...]) -> dict[str, Any]:
-    results, _ = score_identify([response for response, _, _, _ in items], [list(gold) for _, gold, _, _ in items],
-                                [failed for _, _, failed, _ in items], [list(turns) for _, _, _, turns in items])
-    return results
+    results, rows = score_identify([response for response, _, _, _ in items], [list(gold) for _, gold, _, _ in items],
+                                   [failed for _, _, failed, _ in items], [list(turns) for _, _, _, turns in items])
+    return {**results, **identify_stderr(rows, N_BOOTSTRAP, SEED)}
 
 
 def _aggregation(key: str, scores: Callable[[Sequence[Mapping[str, Any]]], Mapping[str, Any]]) -> Callable[..., Any]:
     def aggregate(items: Sequence[Mapping[str, Any]]) -> Any:
-        return scores(items)[key]
+        value = scores(items)[key]
+        # an undefined standard error as lm-eval writes one (its table formats any other value as a number)
+        return "N/A" if value is None and key.endswith(STDERR) else value
 
     aggregate.__name__ = aggregate.__qualname__ = key
-    aggregate.__doc__ = f"convbench's {key} over all the samples (lm-eval's aggregation of the {key} metric)."
+    aggregate.__doc__ = (f"convbench's {key} over all the samples (lm-eval's aggregation of the {key} metric)."
+                         if not key.endswith(STDERR) else
+                         f"the bootstrap standard error of convbench's {key[: -len(STDERR)]} over all the samples.")
     return aggregate
 
 
 bleu_1, bleu_2, rouge_l, distinct_1, distinct_2, avg_len = (_aggregation(k, generation_scores) for k in GENERATION_KEYS)
 precision, recall, f1, precision_containing, recall_containing, f1_containing = (
     _aggregation(k, identify_scores) for k in IDENTIFY_KEYS)
+bleu_1_stderr, bleu_2_stderr, rouge_l_stderr, distinct_1_stderr, distinct_2_stderr, avg_len_stderr = (
+    _aggregation(k + STDERR, generation_scores) for k in GENERATION_KEYS)
+(precision_stderr, recall_stderr, f1_stderr, precision_containing_stderr, recall_containing_stderr,
+ f1_containing_stderr) = (_aggregation(k + STDERR, identify_scores) for k in IDENTIFY_KEYS)
