@@ -1,0 +1,106 @@
+"""The HTTP transport of the served backends: aiohttp, on one event-loop thread per process.
+
+Why aiohttp (``benchmarks/http_client_choice.py``: 1,440 chat requests at concurrency 128 against a
+200 ms server, each client a fresh process, CPU seconds of the whole process, median of 3 rounds on a
+2-core machine): aiohttp 1.2 s; httpx2 (the successor of httpx that huggingface_hub, openai and
+anthropic are built on) 4.0 s asynchronous, 4.3 s synchronous; the official ``openai`` client
+10 s (httpx2 underneath, plus a pydantic model per reply and its own retries, which convbench does not
+want: it has its own policy); httpx 0.28 30 s asynchronous, 17 s synchronous (its connection pool,
+httpcore 1.0, checks every connection for every request: at 128 in flight that is most of its time).
+aiohttp is the one that leaves a run's client cost near nothing at the rates a server farm reaches.
+
+aiohttp does the HTTP: a connection pool with keep-alive, name lookups reused for 10 s, TLS, proxies
+from the environment (``HTTPS_PROXY``, ``NO_PROXY``...); redirects are not followed (the backends refuse
+them: the key stays with one host). The total deadline per attempt is the backends' own
+(``asyncio.wait_for`` around each exchange: name lookup, connect and every byte of the reply), since a
+client's timeouts bound a phase (each connect, each read) and a server trickling bytes would hold a
+request as long as it liked. What is left here is what no client does for a synchronous caller:
+
+- the event-loop thread: the runner's stages are synchronous code. :func:`submit` hands a coroutine to
+  the process's loop (a daemon thread, started on first use, again in a forked child); :func:`call`
+  waits for it, and a wait that ends early (Ctrl-C, a consumer that stops) cancels it at once. Every
+  request of the process is a task on that one thread: no thread per request, none per worker.
+- :func:`session` / :func:`client`: the connection settings the backends share.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import concurrent.futures
+import os
+import threading
+from collections.abc import Coroutine
+from typing import Any, TypeVar
+
+T = TypeVar("T")
+
+_loop: asyncio.AbstractEventLoop | None = None
+_lock = threading.Lock()
+
+
+def loop() -> asyncio.AbstractEventLoop:
+    """The process's event loop for HTTP, running in a daemon thread (started on first use)."""
+    global _loop
+    with _lock:
+        if _loop is None:
+            _loop = asyncio.new_event_loop()
+            threading.Thread(target=_loop.run_forever, daemon=True, name="convbench-http").start()
+        return _loop
+
+
+def _forget_after_fork() -> None:
+    """In a forked child the parent's loop thread does not exist (and the lock may have been held)."""
+    global _loop, _lock
+    _loop, _lock = None, threading.Lock()
+
+
+if hasattr(os, "register_at_fork"):
+    os.register_at_fork(after_in_child=_forget_after_fork)
+
+
+def submit(coroutine: Coroutine[Any, Any, T]) -> concurrent.futures.Future[T]:
+    """Run ``coroutine`` on the process's loop; cancelling the future cancels it."""
+    return asyncio.run_coroutine_threadsafe(coroutine, loop())
+
+
+def call(coroutine: Coroutine[Any, Any, T]) -> T:
+    """``coroutine``'s outcome, waited for in this thread; cancelled when the wait ends early (Ctrl-C).
+
+    Example:
+        >>> async def two() -> int:
+        ...     return 2
+        >>> call(two())
+        2
+    """
+    future = submit(coroutine)
+    try:
+        return future.result()
+    finally:
+        future.cancel()  # nothing once it is done; else the coroutine stops at its next await
+
+
+def session(timeout: float) -> Any:
+    """An ``aiohttp.ClientSession`` for one backend (make it on the loop: it belongs to it). No limit on
+    connections (the callers bound the requests in flight: a request queued for a connection would spend
+    its deadline there); name lookups reused for 10 s (aiohttp's default); ``timeout`` bounds each
+    connect and each read (the backend's deadline bounds the whole attempt); proxies from the environment."""
+    import aiohttp
+
+    connector = aiohttp.TCPConnector(limit=0, ttl_dns_cache=10)
+    phases = aiohttp.ClientTimeout(total=None, sock_connect=timeout, sock_read=timeout)
+    return aiohttp.ClientSession(connector=connector, timeout=phases, trust_env=True)
+
+
+async def exchange(session: Any, method: str, url: str, body: bytes | None,
+                   headers: dict[str, str]) -> tuple[int, Any, str | None, bytes]:
+    """One request, redirects not followed: (status, headers, reason, the whole body)."""
+    async with session.request(method, url, data=body, headers=headers, allow_redirects=False) as response:
+        return response.status, response.headers, response.reason, await response.read()
+
+
+def client(connections: int, timeout: float, httpx: Any) -> Any:
+    """An ``AsyncClient`` of ``httpx`` (the module a client library is built on: ``httpx`` or ``httpx2``)
+    for one backend, made on the loop: ``connections`` kept alive between requests, no limit on them (as
+    :func:`session`), ``timeout`` per phase, redirects not followed."""
+    limits = httpx.Limits(max_connections=None, max_keepalive_connections=connections)
+    return httpx.AsyncClient(limits=limits, timeout=timeout, follow_redirects=False)
