@@ -141,10 +141,11 @@ def _installed(name: str) -> bool:
 
 
 def whole_process(argv: list[str]) -> tuple[float, float]:
-    """(wall seconds, CPU seconds) of a fresh Python process running ``argv``, measured from outside."""
+    """(wall seconds, CPU seconds) of a fresh Python process running ``argv``, measured from outside (what it
+    prints is dropped)."""
     before = os.times()
     start = time.perf_counter()
-    subprocess.run([sys.executable, *argv], check=True)
+    subprocess.run([sys.executable, *argv], check=True, stdout=subprocess.DEVNULL)
     wall = time.perf_counter() - start
     after = os.times()
     return wall, (after.children_user - before.children_user) + (after.children_system - before.children_system)

@@ -54,3 +54,34 @@ def test_ctrl_c_cancels_every_request_in_flight_and_starts_none() -> None:
             hold.set()
         time.sleep(0.3)  # time enough for a request the run had wrongly left running to reach the server
         assert state.count() == 4 and backend.calls == 4 and backend.retries == 0
+
+
+DROPPED = """
+import gc
+from tests.support.openai_server import openai_server
+from convbench_datasets.runner.backends import GenerationParams
+from convbench_datasets.runner.backends.openai_compat import OpenAICompatBackend
+with openai_server() as (url, _):
+    for _ in range(2):  # the first dropped and collected, the second alive at exit; neither closed
+        backend = OpenAICompatBackend("label", base_url=url)
+        assert dict(backend.generate([[{"role": "user", "content": "x"}]], GenerationParams(8)))[0].error is None
+        del backend
+        gc.collect()
+        backend = OpenAICompatBackend("label", base_url=url)
+        assert dict(backend.generate([[{"role": "user", "content": "y"}]], GenerationParams(8)))[0].error is None
+print("done")
+"""
+
+
+def test_a_backend_never_closed_leaves_no_error_behind() -> None:
+    # aiohttp reports a session left open ("Unclosed client session", "Unclosed connector") on stderr
+    # when it is collected: a backend dropped without close(), or alive at exit, closes its own
+    import subprocess
+    import sys
+    from pathlib import Path
+
+    root = Path(__file__).resolve().parents[2]
+    done = subprocess.run([sys.executable, "-c", DROPPED], capture_output=True, text=True, timeout=120,
+                          cwd=root, env={**os.environ, "PYTHONPATH": str(root)})
+    assert done.returncode == 0 and done.stdout.strip() == "done", done.stderr
+    assert "Unclosed" not in done.stderr, done.stderr

@@ -568,6 +568,7 @@ class OpenAICompatBackend(Backend):
         running = asyncio.get_running_loop()
         if self._http is None or self._http[0] is not running:  # first use, or a forked child's new loop
             self._http = (running, transport.session(self.timeout))
+            transport.discard(self, *self._http)
         return self._http[1]
 
     async def _send(self, method: str, url: str, body: bytes | None = None) -> bytes:

@@ -27,31 +27,35 @@ from __future__ import annotations
 
 import asyncio
 import concurrent.futures
+import contextlib
 import os
 import threading
+import weakref
 from collections.abc import Coroutine
 from typing import Any, TypeVar
 
 T = TypeVar("T")
 
 _loop: asyncio.AbstractEventLoop | None = None
+_thread: threading.Thread | None = None  # the loop's
 _lock = threading.Lock()
 
 
 def loop() -> asyncio.AbstractEventLoop:
     """The process's event loop for HTTP, running in a daemon thread (started on first use)."""
-    global _loop
+    global _loop, _thread
     with _lock:
         if _loop is None:
             _loop = asyncio.new_event_loop()
-            threading.Thread(target=_loop.run_forever, daemon=True, name="convbench-http").start()
+            _thread = threading.Thread(target=_loop.run_forever, daemon=True, name="convbench-http")
+            _thread.start()
         return _loop
 
 
 def _forget_after_fork() -> None:
     """In a forked child the parent's loop thread does not exist (and the lock may have been held)."""
-    global _loop, _lock
-    _loop, _lock = None, threading.Lock()
+    global _loop, _thread, _lock
+    _loop, _thread, _lock = None, None, threading.Lock()
 
 
 if hasattr(os, "register_at_fork"):
@@ -96,6 +100,21 @@ async def exchange(session: Any, method: str, url: str, body: bytes | None,
     """One request, redirects not followed: (status, headers, reason, the whole body)."""
     async with session.request(method, url, data=body, headers=headers, allow_redirects=False) as response:
         return response.status, response.headers, response.reason, await response.read()
+
+
+def discard(owner: object, running: asyncio.AbstractEventLoop, session: Any) -> None:
+    """Close ``session`` (on ``running``) once ``owner`` is garbage (or at exit), if nobody closed it:
+    aiohttp reports a session left open as an error."""
+
+    def close() -> None:
+        if running.is_closed() or not running.is_running():
+            return
+        future = asyncio.run_coroutine_threadsafe(session.close(), running)  # a no-op once closed
+        if threading.current_thread() is not _thread:  # never wait on the loop's own thread
+            with contextlib.suppress(Exception):
+                future.result(timeout=2)
+
+    weakref.finalize(owner, close)
 
 
 def client(connections: int, timeout: float, httpx: Any) -> Any:
