@@ -85,3 +85,21 @@ def test_a_backend_never_closed_leaves_no_error_behind() -> None:
                           cwd=root, env={**os.environ, "PYTHONPATH": str(root)})
     assert done.returncode == 0 and done.stdout.strip() == "done", done.stderr
     assert "Unclosed" not in done.stderr, done.stderr
+
+
+def test_a_proxy_named_in_the_environment_carries_the_requests(monkeypatch: pytest.MonkeyPatch) -> None:
+    # aiohttp's trust_env re-read the proxy settings (and ~/.netrc) in a thread for every request; the
+    # backend reads them once per URL instead (transport.env_proxy), and must still honour them. The
+    # "proxy" is a test server: it answers the absolute-URL requests a proxy is sent.
+    for name in ("NO_PROXY", "no_proxy", "HTTPS_PROXY", "https_proxy", "ALL_PROXY", "all_proxy"):
+        monkeypatch.delenv(name, raising=False)
+    with openai_server() as (proxy_url, proxy):
+        monkeypatch.setenv("HTTP_PROXY", proxy_url.removesuffix("/v1"))
+        transport.env_proxy.cache_clear()
+        try:
+            backend = OpenAICompatBackend("echo", base_url="http://model-host.invalid/v1", concurrency=2)
+            out = dict(backend.generate(PROMPTS[:3], GenerationParams(max_new_tokens=8)))
+        finally:
+            transport.env_proxy.cache_clear()
+    assert [out[i].text for i in range(3)] == ["question 0", "question 1", "question 2"]
+    assert proxy.count() == 3  # model-host.invalid has no address: every answer came through the proxy

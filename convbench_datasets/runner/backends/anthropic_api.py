@@ -19,7 +19,7 @@ asked again, then the row's error), ``refusal`` is refused for the row (as a con
 
 Requests run on the openai backend's transport (:mod:`.transport`): the client's asynchronous form
 (``AsyncAnthropic``) on the process's HTTP event loop, with ``timeout`` a total deadline per attempt
-(``asyncio.timeout`` around the client's call: name lookup, connect and every byte of the reply); the
+(:func:`.transport.within` around the client's call: name lookup, connect and every byte of the reply); the
 client's own per-phase timeouts are ``timeout`` too. Redirects are not followed (the key stays with one host).
 
 The key is read from ``$ANTHROPIC_API_KEY`` (``api_key_env``) at request time and given to the client; the
@@ -168,7 +168,7 @@ class AnthropicBackend(OpenAICompatBackend):
         anthropic = self._anthropic
         shown = public_url(endpoint.url)
         try:
-            return await asyncio.wait_for(call(self._anthropic_client(endpoint)), self.timeout)
+            return await transport.within(self.timeout, call(self._anthropic_client(endpoint)))
         except asyncio.TimeoutError:
             raise _Retryable(f"no complete reply from {shown} within {self.timeout:g}s") from None
         except anthropic.APIStatusError as err:

@@ -7,7 +7,7 @@ commit) and each is retried on 429, 5xx, timeouts, dropped connections and malfo
 JSON, with exponential backoff plus jitter, honouring a
 ``Retry-After`` header; if those still fail, the answer is a (non-permanent) error and the run is
 incomplete. ``timeout`` is a total deadline per attempt (name lookup and connect included), however
-slowly the server sends: ``asyncio.wait_for`` around the whole exchange (a client's own timeouts are per phase).
+slowly the server sends: a timeout around the whole exchange (a client's own timeouts are per phase).
 
 Per-row (permanent) errors: a request the server refuses for that row alone (400, 413, 422: a
 prompt too long, say), a reply stopped by a content filter (``finish_reason: "content_filter"``), and a
@@ -578,8 +578,8 @@ class OpenAICompatBackend(Backend):
         shown = public_url(url)
         session = self._session()
         try:  # the whole attempt within the deadline: lookup, connect, every byte of the reply
-            status, headers, reason, payload = await asyncio.wait_for(
-                transport.exchange(session, method, url, body, self._headers()), self.timeout)
+            status, headers, reason, payload = await transport.within(
+                self.timeout, transport.exchange(session, method, url, body, self._headers()))
         except asyncio.TimeoutError:
             raise _Retryable(f"no complete reply from {shown} within {self.timeout:g}s") from None
         except aiohttp.ClientError as err:  # refused, unknown host, reset, a reply that is not HTTP...

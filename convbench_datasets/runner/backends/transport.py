@@ -10,9 +10,9 @@ httpcore 1.0, checks every connection for every request: at 128 in flight that i
 aiohttp is the one that leaves a run's client cost near nothing at the rates a server farm reaches.
 
 aiohttp does the HTTP: a connection pool with keep-alive, name lookups reused for 10 s, TLS, proxies
-from the environment (``HTTPS_PROXY``, ``NO_PROXY``...); redirects are not followed (the backends refuse
+from the environment (``HTTPS_PROXY``, ``NO_PROXY``..., read once per URL: :func:`env_proxy`); redirects are not followed (the backends refuse
 them: the key stays with one host). The total deadline per attempt is the backends' own
-(``asyncio.wait_for`` around each exchange: name lookup, connect and every byte of the reply), since a
+(:func:`within` around each exchange: name lookup, connect and every byte of the reply), since a
 client's timeouts bound a phase (each connect, each read) and a server trickling bytes would hold a
 request as long as it liked. What is left here is what no client does for a synchronous caller:
 
@@ -28,10 +28,12 @@ from __future__ import annotations
 import asyncio
 import concurrent.futures
 import contextlib
+import functools
 import os
+import sys
 import threading
 import weakref
-from collections.abc import Coroutine
+from collections.abc import Awaitable, Coroutine
 from typing import Any, TypeVar
 
 T = TypeVar("T")
@@ -87,19 +89,50 @@ def session(timeout: float) -> Any:
     """An ``aiohttp.ClientSession`` for one backend (make it on the loop: it belongs to it). No limit on
     connections (the callers bound the requests in flight: a request queued for a connection would spend
     its deadline there); name lookups reused for 10 s (aiohttp's default); ``timeout`` bounds each
-    connect and each read (the backend's deadline bounds the whole attempt); proxies from the environment."""
+    connect and each read (the backend's deadline bounds the whole attempt). Not ``trust_env``: with it,
+    aiohttp reads the proxy settings and ``~/.netrc`` again in a worker thread for every request (two
+    thread hand-offs a request, a third of the client's CPU at 600 requests a second), and a netrc entry
+    for the host would clash with the key's Authorization header; :func:`env_proxy` reads the proxy once."""
     import aiohttp
 
     connector = aiohttp.TCPConnector(limit=0, ttl_dns_cache=10)
     phases = aiohttp.ClientTimeout(total=None, sock_connect=timeout, sock_read=timeout)
-    return aiohttp.ClientSession(connector=connector, timeout=phases, trust_env=True)
+    return aiohttp.ClientSession(connector=connector, timeout=phases)
+
+
+@functools.lru_cache(maxsize=256)
+def env_proxy(url: str) -> tuple[str | None, Any]:
+    """The proxy the environment names for ``url`` (``HTTP_PROXY``, ``HTTPS_PROXY``, ``NO_PROXY``..., as
+    aiohttp's ``trust_env`` reads them) and its credentials: (None, None) for none. Read once per URL
+    in a process."""
+    from aiohttp.helpers import get_env_proxy_for_url
+    from yarl import URL
+
+    try:
+        proxy, auth = get_env_proxy_for_url(URL(url))
+    except LookupError:
+        return None, None
+    return str(proxy), auth
 
 
 async def exchange(session: Any, method: str, url: str, body: bytes | None,
                    headers: dict[str, str]) -> tuple[int, Any, str | None, bytes]:
     """One request, redirects not followed: (status, headers, reason, the whole body)."""
-    async with session.request(method, url, data=body, headers=headers, allow_redirects=False) as response:
+    proxy, proxy_auth = env_proxy(url)
+    async with session.request(method, url, data=body, headers=headers, allow_redirects=False, proxy=proxy,
+                               proxy_auth=proxy_auth) as response:
         return response.status, response.headers, response.reason, await response.read()
+
+
+if sys.version_info >= (3, 11):
+    async def within(seconds: float, awaitable: Awaitable[T]) -> T:
+        """``await awaitable``, cancelled after ``seconds`` (``asyncio.TimeoutError``)."""
+        async with asyncio.timeout(seconds):  # no task of its own, unlike wait_for
+            return await awaitable
+else:  # Python 3.10
+    async def within(seconds: float, awaitable: Awaitable[T]) -> T:
+        """``await awaitable``, cancelled after ``seconds`` (``asyncio.TimeoutError``)."""
+        return await asyncio.wait_for(awaitable, seconds)
 
 
 def discard(owner: object, running: asyncio.AbstractEventLoop, session: Any) -> None:
