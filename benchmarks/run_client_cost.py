@@ -15,6 +15,12 @@ in this script's own cache), and the bare client. Printed: the median wall and C
 convbench (1.0 = as fast as the bare client; the target reads the wall time, the CPU ratio says how much
 of it is the client's own work on a loaded machine).
 
+Measured on a shared 2-core machine (median of 4 rounds): 0.69x wall, 0.51x CPU (convbench 5.8 s wall,
+3.1 s CPU; bare aiohttp 3.8 s, 1.6 s); with the urllib transport this replaced, 0.68x wall, 0.53x CPU.
+Target missed: the transport costs what urllib's threads did; the rest is convbench's own work (its
+imports, about 0.6 s of CPU over the bare client's; the response cache; the stages), while the server
+shares the two cores.
+
 Usage: CONVBENCH_SOURCES=../shared/upstream python benchmarks/run_client_cost.py [--rounds 5]
 """
 

@@ -1,13 +1,15 @@
 """The HTTP transport of the served backends: aiohttp, on one event-loop thread per process.
 
 Why aiohttp (``benchmarks/http_client_choice.py``: 1,440 chat requests at concurrency 128 against a
-200 ms server, each client a fresh process, CPU seconds of the whole process, median of 3 rounds on a
-2-core machine): aiohttp 1.2 s; httpx2 (the successor of httpx that huggingface_hub, openai and
-anthropic are built on) 4.0 s asynchronous, 4.3 s synchronous; the official ``openai`` client
-10 s (httpx2 underneath, plus a pydantic model per reply and its own retries, which convbench does not
-want: it has its own policy); httpx 0.28 30 s asynchronous, 17 s synchronous (its connection pool,
-httpcore 1.0, checks every connection for every request: at 128 in flight that is most of its time).
-aiohttp is the one that leaves a run's client cost near nothing at the rates a server farm reaches.
+200 ms server, each client a fresh process; CPU seconds of the whole process, median of 2 rounds on a
+shared 2-core machine): aiohttp 1.6 s; httpx2 (the successor of httpx that huggingface_hub, openai and
+anthropic are built on) 4.1 s asynchronous, 3.8 s synchronous; the official ``openai`` client 10 s
+(httpx2 underneath, plus a pydantic model per reply and its own retries, which convbench does not want:
+it has its own policy); httpx 0.28 33 s asynchronous, 15 s synchronous (its connection pool, httpcore
+1.0, checks every connection for every request: at 128 in flight that is most of its time). A
+synchronous client also needs a thread per request in flight and cannot bound a name lookup (it calls
+``getaddrinfo`` in the calling thread). aiohttp is the one whose cost stays small at the rates a server
+farm reaches; it is a core dependency for it.
 
 aiohttp does the HTTP: a connection pool with keep-alive, name lookups reused for 10 s, TLS, proxies
 from the environment (``HTTPS_PROXY``, ``NO_PROXY``..., read once per URL: :func:`env_proxy`); redirects are not followed (the backends refuse
