@@ -107,8 +107,8 @@ def env_proxy(url: str) -> tuple[str | None, Any]:
     """The proxy the environment names for ``url`` (``HTTP_PROXY``, ``HTTPS_PROXY``, ``NO_PROXY``..., as
     aiohttp's ``trust_env`` reads them) and its credentials: (None, None) for none. Read once per URL
     in a process."""
-    from aiohttp.helpers import get_env_proxy_for_url
-    from yarl import URL
+    from aiohttp.helpers import get_env_proxy_for_url  # what trust_env calls for every request
+    from yarl import URL  # aiohttp's URL type (one of its own dependencies)
 
     try:
         proxy, auth = get_env_proxy_for_url(URL(url))
