@@ -16,16 +16,17 @@ import os
 import re
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from . import registry
 from ._resources import bundled_dir
 from ._version import __version__
-from .hub import export
 from .out_folder import replaceable_entries
-from .install import InstalledDataset
 from .registry import BenchmarkInfo
 from .sources import default_cache_dir
+
+if TYPE_CHECKING:  # imported where used: a run loads a cached build and needs neither
+    from .install import InstalledDataset
 
 
 @dataclass(frozen=True)
@@ -72,6 +73,8 @@ def build(
     kwargs: dict[str, Any] = {"sources_dir": sources, "progress": progress, **options}
     if data_dir is not None:
         kwargs["data_dir"] = data_dir
+    from .hub import export
+
     built = registry.builder(name).build(**kwargs)
     path = export(built, out)
     return BuildSummary(name=name, path=path, rows=built.split_rows())

@@ -23,12 +23,9 @@ from __future__ import annotations
 
 import hashlib
 import logging
-import http.client
 import os
 import re
 import time
-import urllib.error
-import urllib.request
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -190,6 +187,10 @@ def _remove_stale_partials(path: Path) -> None:
 
 def _download(source: SourceFile, out, progress: bool, timeout: float) -> str:
     """Stream ``source.url`` into ``out`` and return the sha256 of what was written."""
+    import http.client  # here, not at the top: a run from a cached build downloads nothing
+    import urllib.error
+    import urllib.request
+
     from tqdm.auto import tqdm
 
     digest = hashlib.sha256()

@@ -128,8 +128,12 @@ def test_presence_penalty_is_sent_only_when_set() -> None:
 
     sent: list[dict] = []
     backend = OpenAICompatBackend("m", base_url="http://127.0.0.1:9/v1", retry=FAST)
-    backend._post_to = lambda endpoint, body: sent.append(json.loads(body)) or {
-        "choices": [{"message": {"content": "ok"}, "finish_reason": "stop"}]}
+
+    async def post_to(endpoint: object, body: bytes) -> dict:
+        sent.append(json.loads(body))
+        return {"choices": [{"message": {"content": "ok"}, "finish_reason": "stop"}]}
+
+    backend._post_to = post_to  # type: ignore[method-assign]
     dict(backend.generate(PROMPTS[:1], GenerationParams(max_new_tokens=16, presence_penalty=2.0)))
     dict(backend.generate(PROMPTS[:1], PARAMS))
     assert sent[0]["presence_penalty"] == 2.0 and "presence_penalty" not in sent[1]

@@ -3,8 +3,8 @@ server, an echoed key, and a server that cannot be reached (issue #10)."""
 
 from __future__ import annotations
 
+import asyncio
 import socket
-import threading
 import time
 
 import pytest
@@ -149,10 +149,10 @@ def test_preflight_fails_fast_when_the_server_cannot_be_reached(url: str, reason
     assert reason in str(err.value) and "check --base-url" in str(err.value) and "\n" not in str(err.value)
 
 
-class _StoppedWhileWaiting(threading.Event):
-    """The run's stop event, set by another worker (its request met a 401) while this one waits out a backoff."""
+class _StoppedWhileWaiting(asyncio.Event):
+    """The run's stop event, set by another request (it met a 401) while this one waits out a backoff."""
 
-    def wait(self, timeout: float | None = None) -> bool:
+    async def wait(self) -> bool:
         self.set()
         return True
 
@@ -162,11 +162,11 @@ def test_a_stop_during_a_backoff_is_not_a_row_error() -> None:
     # attempts"): the stage stored it as the row's error and every later run reused that false error.
     backend = OpenAICompatBackend("label", base_url="http://127.0.0.1:9/v1", retry=RetryPolicy(max_retries=6, base_delay=5))
 
-    def unusable(endpoint: object, body: bytes) -> dict:
+    async def unusable(endpoint: object, body: bytes) -> dict:
         raise _InvalidReply("reply has message.content null")
 
     backend._post_to = unusable  # type: ignore[method-assign]
-    out = backend._complete(PROMPTS[0], PARAMS, _StoppedWhileWaiting())
+    out = asyncio.run(backend._complete(PROMPTS[0], PARAMS, _StoppedWhileWaiting()))
     assert out.error == "stopped before an answer" and not out.permanent
 
 

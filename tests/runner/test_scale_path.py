@@ -1,6 +1,7 @@
 """The runner's path at scale (issue #14, convbench >= 0.95x a plain client at concurrency 128): answers
 that arrive together are stored in one commit, each before the stage hands it on; one SQLite call per
-batch; no thread per request (one deadline watchdog, name lookups reused); cache keys computed in bulk."""
+batch; no thread per request (every request a task on one event loop, a host name looked up once per
+connection kept alive); cache keys computed in bulk."""
 
 from __future__ import annotations
 
@@ -13,10 +14,8 @@ from pathlib import Path
 
 import pytest
 
-from convbench_datasets.runner.backends import deadline as deadline_module
 from convbench_datasets.runner.backends.base import Backend, Generation, GenerationParams
 from convbench_datasets.runner.backends.baseline import BaselineBackend
-from convbench_datasets.runner.backends.deadline import Deadline, forget_lookups
 from convbench_datasets.runner.backends.openai_compat import OpenAICompatBackend
 from convbench_datasets.runner.cache import ClaimOwner, ResponseCache, cache_key, cache_keys
 from convbench_datasets.runner.stage import RunIncomplete, complete
@@ -185,83 +184,33 @@ def _threads_started(monkeypatch: pytest.MonkeyPatch) -> list[str]:
 
 
 def test_requests_start_no_thread_each(monkeypatch: pytest.MonkeyPatch) -> None:
-    # Before: each attempt started a timer thread for its deadline and a thread for the name lookup; at
-    # 600 requests a second those thread starts were most of convbench's lag behind a plain client.
+    # Before issue #14: each attempt started a timer thread for its deadline and a thread for the name
+    # lookup; at 600 requests a second those thread starts were most of convbench's lag behind a plain
+    # client. Since the httpx transport (#20) a request is a task on the process's one HTTP loop: no
+    # worker thread either.
     with openai_server() as (url, state):
-        backend = OpenAICompatBackend("label", base_url=url, concurrency=1)
-        backend.preflight()
-        dict(backend.generate(PROMPTS[:1], PARAMS))  # the watchdog, started once per process
+        backend = OpenAICompatBackend("label", base_url=url, concurrency=4)
+        backend.preflight()  # the loop's thread, started once per process
         names = _threads_started(monkeypatch)
         out = dict(backend.generate(PROMPTS[:20], PARAMS))
-    assert len(out) == 20 and state.count() == 21
-    client = [n for n in names if "process_request_thread" not in n]  # not the in-process server's
-    assert client == ["convbench-openai"]  # the one worker of this call (concurrency 1)
+    assert len(out) == 20 and state.count() == 20
+    assert [n for n in names if "process_request_thread" not in n] == []  # none but the in-process server's
 
 
-def test_a_host_name_is_looked_up_again_only_after_the_ttl(monkeypatch: pytest.MonkeyPatch) -> None:
+def test_a_host_name_is_looked_up_once_per_connection_not_per_request(monkeypatch: pytest.MonkeyPatch) -> None:
     lookups: list[str] = []
     real = socket.getaddrinfo
 
     def counting(host, *args, **kwargs):  # noqa: ANN001, ANN002, ANN003
-        lookups.append(host)
+        lookups.append(host.decode() if isinstance(host, bytes) else host)  # httpx hands it over encoded
         return real(host, *args, **kwargs)
 
     monkeypatch.setattr(socket, "getaddrinfo", counting)
-    forget_lookups()
     with openai_server() as (url, _):
         named = url.replace("127.0.0.1", "localhost")
         backend = OpenAICompatBackend("label", base_url=named, concurrency=1)
-        assert all(g.error is None for _, g in backend.generate(PROMPTS[:6], PARAMS))
-        assert lookups.count("localhost") == 1
-        monkeypatch.setattr(deadline_module, "LOOKUP_TTL", 0.0)
-        forget_lookups()
-        assert all(g.error is None for _, g in backend.generate(PROMPTS[6:10], PARAMS))
-        assert lookups.count("localhost") == 1 + 4
-    forget_lookups()
-
-
-def test_a_failed_lookup_is_not_remembered(monkeypatch: pytest.MonkeyPatch) -> None:
-    calls: list[str] = []
-
-    def failing(host, *args, **kwargs):  # noqa: ANN001, ANN002, ANN003
-        calls.append(host)
-        raise socket.gaierror(socket.EAI_NONAME, "Name or service not known")
-
-    monkeypatch.setattr(socket, "getaddrinfo", failing)
-    forget_lookups()
-    for _ in range(2):
-        with Deadline(2.0) as deadline, pytest.raises(socket.gaierror):
-            deadline.connect(("no-such-host.invalid", 80))
-    assert calls == ["no-such-host.invalid"] * 2
-
-
-def test_the_watchdog_fires_a_short_deadline_armed_after_a_long_one() -> None:
-    long_one, short = Deadline(30.0), Deadline(0.3)
-    a, b = socket.socketpair()
-    try:
-        with long_one:
-            began = time.monotonic()
-            with short:
-                short.attach(a)
-                a.settimeout(10)
-                assert a.recv(1) == b""  # shut down by the watchdog: the blocked read ends at once
-                waited = time.monotonic() - began
-            assert short.expired and not long_one.expired
-        assert 0.25 <= waited < 5
-    finally:
-        a.close()
-        b.close()
-
-
-def test_a_deadline_that_ended_in_time_never_fires() -> None:
-    a, b = socket.socketpair()
-    try:
-        with Deadline(0.2) as deadline:
-            deadline.attach(a)
-        time.sleep(0.4)
-        assert not deadline.expired
-        b.sendall(b"x")
-        assert a.recv(1) == b"x"  # the connection was left alone
-    finally:
-        a.close()
-        b.close()
+        assert all(g.error is None for _, g in backend.generate(PROMPTS[:10], PARAMS))
+        assert lookups.count("localhost") == 1  # ten requests, one after the other, on one kept-alive connection
+        backend.close()  # its connections closed: the next request connects, and looks the name up, again
+        assert all(g.error is None for _, g in backend.generate(PROMPTS[10:12], PARAMS))
+        assert lookups.count("localhost") == 2

@@ -38,7 +38,7 @@ def test_one_prompt_is_asked_in_the_callers_thread(monkeypatch) -> None:  # noqa
     with openai_server() as (url, state):
         backend = OpenAICompatBackend("label", base_url=url, concurrency=8)
         backend.preflight()
-        list(backend.generate([[{"role": "user", "content": "warm up"}]], GenerationParams(8)))  # the watchdog
+        list(backend.generate([[{"role": "user", "content": "warm up"}]], GenerationParams(8)))  # the HTTP loop's thread
         started: list[str] = []
         start = threading.Thread.start
 

@@ -53,6 +53,7 @@ import hashlib
 import http.server
 import json
 import re
+import socket
 import threading
 import time
 from collections.abc import Callable, Iterator
@@ -297,6 +298,31 @@ class Server(http.server.ThreadingHTTPServer):
     request_queue_size = 1024
     daemon_threads = True
 
+    def __init__(self, *args: object, **kwargs: object) -> None:
+        super().__init__(*args, **kwargs)  # type: ignore[arg-type]
+        self._open: set[socket.socket] = set()  # connections being served (kept alive between requests)
+        self._open_lock = threading.Lock()
+
+    def process_request(self, request: socket.socket, client_address: object) -> None:  # type: ignore[override]
+        with self._open_lock:
+            self._open.add(request)
+        super().process_request(request, client_address)
+
+    def shutdown_request(self, request: socket.socket) -> None:  # type: ignore[override]
+        with self._open_lock:
+            self._open.discard(request)
+        super().shutdown_request(request)
+
+    def close_connections(self) -> None:
+        """End every connection still open, kept-alive ones too, as a server process that dies does
+        (``shutdown`` alone only stops accepting new ones)."""
+        with self._open_lock:
+            for sock in self._open:
+                try:
+                    sock.shutdown(socket.SHUT_RDWR)
+                except OSError:
+                    pass
+
 
 @contextmanager
 def openai_server(state: ServerState | None = None) -> Iterator[tuple[str, ServerState]]:
@@ -309,6 +335,7 @@ def openai_server(state: ServerState | None = None) -> Iterator[tuple[str, Serve
         yield f"http://127.0.0.1:{httpd.server_address[1]}/v1", state
     finally:
         httpd.shutdown()
+        httpd.close_connections()
         httpd.server_close()
 
 

@@ -17,9 +17,10 @@ Errors, as the openai backend classifies them: 429 (its ``Retry-After`` honoured
 ``content`` text blocks: ``stop_reason`` ``max_tokens`` is ``finish_reason`` ``length`` (an empty cut reply is
 asked again, then the row's error), ``refusal`` is refused for the row (as a content filter), the rest ``stop``.
 
-``timeout`` is given to the client for each phase (connect, write, each read) and, as a deadline over the
-whole attempt, to the reading of the body; a server sending its status line and headers slowly is bounded
-per read only (the openai backend's transport bounds that too).
+Requests run on the openai backend's transport (:mod:`.transport`): the client's asynchronous form
+(``AsyncAnthropic``) on the process's HTTP event loop, with ``timeout`` a total deadline per attempt
+(:func:`.transport.within` around the client's call: name lookup, connect and every byte of the reply); the
+client's own per-phase timeouts are ``timeout`` too. Redirects are not followed (the key stays with one host).
 
 The key is read from ``$ANTHROPIC_API_KEY`` (``api_key_env``) at request time and given to the client; the
 default base URL is ``$ANTHROPIC_BASE_URL``, else https://api.anthropic.com (the client adds ``/v1/messages``).
@@ -27,14 +28,14 @@ default base URL is ``$ANTHROPIC_BASE_URL``, else https://api.anthropic.com (the
 
 from __future__ import annotations
 
+import asyncio
 import os
-import threading
-import time
 from collections.abc import Sequence
 from typing import Any
 
 from ...errors import ConvbenchError
 from .base import Generation, GenerationParams, Messages
+from . import transport
 from .endpoints import Endpoint, public_url
 from .openai_compat import (
     KEY_REFUSED_STATUS,
@@ -76,21 +77,21 @@ class AnthropicBackend(OpenAICompatBackend):
         base_url = base_url or os.environ.get("ANTHROPIC_BASE_URL") or DEFAULT_URL
         super().__init__(model, base_url=base_url, api_key_env=api_key_env, **options)
         self._anthropic = anthropic
-        self._clients: dict[int, Any] = {}
-        self._clients_lock = threading.Lock()
+        self._clients: dict[int, tuple[asyncio.AbstractEventLoop, Any]] = {}  # by endpoint: (its loop, client)
 
-    def _client(self, endpoint: Endpoint) -> Any:
-        """One client per endpoint (its connection pool shared by the workers); the key read now."""
-        with self._clients_lock:
-            client = self._clients.get(id(endpoint))
-            key = os.environ.get(self.api_key_env) or ""
-            if client is None or client.api_key != key:
-                client = self._anthropic.Anthropic(
-                    api_key=key, base_url=endpoint.url, max_retries=0, timeout=self.timeout,
-                    default_headers={"User-Agent": "convbench"},
-                    http_client=_deadline_client(self.timeout, self.concurrency))
-                self._clients[id(endpoint)] = client
-            return client
+    def _anthropic_client(self, endpoint: Endpoint) -> Any:
+        """One client per endpoint (its connection pool shared by the requests in flight), made on the loop
+        it runs on (only ever touched there); the key read now."""
+        running = asyncio.get_running_loop()
+        made = self._clients.get(id(endpoint))
+        key = os.environ.get(self.api_key_env) or ""
+        if made is None or made[0] is not running or made[1].api_key != key:
+            client = self._anthropic.AsyncAnthropic(
+                api_key=key, base_url=endpoint.url, max_retries=0, timeout=self.timeout,
+                default_headers={"User-Agent": "convbench"},
+                http_client=transport.client(self.concurrency, self.timeout, _httpx()))
+            self._clients[id(endpoint)] = made = (running, client)
+        return made[1]
 
     def _key_hint(self) -> str:
         if os.environ.get(self.api_key_env):
@@ -133,24 +134,24 @@ class AnthropicBackend(OpenAICompatBackend):
         return Generation(text, prompt_tokens=_int(usage.get("input_tokens")),
                           completion_tokens=_int(usage.get("output_tokens")), seconds=seconds, finish_reason=finish)
 
-    def _post_to(self, endpoint: Endpoint, body: bytes) -> dict[str, Any]:
+    async def _post_to(self, endpoint: Endpoint, body: bytes) -> dict[str, Any]:
         import json
 
         request = json.loads(body)
 
-        def create(client: Any) -> Any:
+        async def create(client: Any) -> Any:
             # fields this client version names go as keywords, the rest (temperature, top_k in some) as extra_body
             named = _named_fields(client)
             extra = {k: v for k, v in request.items() if k not in named}
             keywords = {k: v for k, v in request.items() if k in named}
-            return client.messages.create(**keywords, **({"extra_body": extra} if extra else {})).model_dump()
+            return (await client.messages.create(**keywords, **({"extra_body": extra} if extra else {}))).model_dump()
 
-        return self._call(endpoint, create)
+        return await self._call(endpoint, create)
 
-    def _probe(self, endpoint: Endpoint) -> tuple[bytes, str | None]:
+    async def _probe(self, endpoint: Endpoint) -> tuple[bytes, str | None]:
         """``GET /v1/models`` through the client: a refused key stops the run; no connection, the endpoint is dead."""
         try:
-            self._call(endpoint, lambda client: client.models.list(limit=1))
+            await self._call(endpoint, lambda client: client.models.list(limit=1))
         except BackendError as err:
             if err.status in KEY_REFUSED_STATUS:
                 raise BackendError(f"{err}{self._key_hint()}", err.status) from None
@@ -161,12 +162,15 @@ class AnthropicBackend(OpenAICompatBackend):
             pass
         return b"", None
 
-    def _call(self, endpoint: Endpoint, call: Any) -> Any:
-        """``call(client)``, its failures as the openai backend's exceptions (see the module docstring)."""
+    async def _call(self, endpoint: Endpoint, call: Any) -> Any:
+        """``await call(client)`` within the deadline, its failures as the openai backend's exceptions (see the
+        module docstring)."""
         anthropic = self._anthropic
         shown = public_url(endpoint.url)
         try:
-            return call(self._client(endpoint))
+            return await transport.within(self.timeout, call(self._anthropic_client(endpoint)))
+        except asyncio.TimeoutError:
+            raise _Retryable(f"no complete reply from {shown} within {self.timeout:g}s") from None
         except anthropic.APIStatusError as err:
             code = err.status_code
             detail = self._redact(" ".join(str(getattr(err, "message", err)).split()))[:200]
@@ -191,38 +195,11 @@ class AnthropicBackend(OpenAICompatBackend):
 
     def close(self) -> None:
         """Close the clients' connections."""
-        with self._clients_lock:
-            for client in self._clients.values():
-                client.close()
-            self._clients.clear()
-
-
-def _deadline_client(timeout: float, connections: int) -> Any:
-    """An httpx client that refuses redirects (the key stays with one host) and cuts a body still arriving
-    ``timeout`` seconds after the request began (httpx's own timeouts are per phase)."""
-    httpx = _httpx()
-
-    class DeadlineTransport(httpx.HTTPTransport):
-        def handle_request(self, request: httpx.Request) -> httpx.Response:
-            ends = time.monotonic() + timeout
-            response = super().handle_request(request)
-            stream = response.stream
-
-            class Bounded(httpx.SyncByteStream):
-                def __iter__(self) -> Any:
-                    for chunk in stream:  # type: ignore[union-attr]
-                        if time.monotonic() > ends:
-                            raise httpx.ReadTimeout("deadline", request=request)
-                        yield chunk
-
-                def close(self) -> None:
-                    stream.close()  # type: ignore[union-attr]
-
-            response.stream = Bounded()
-            return response
-
-    limits = httpx.Limits(max_connections=connections, max_keepalive_connections=connections)
-    return httpx.Client(transport=DeadlineTransport(limits=limits), timeout=timeout, follow_redirects=False)
+        clients, self._clients = list(self._clients.values()), {}
+        for running, client in clients:
+            if running.is_running():
+                asyncio.run_coroutine_threadsafe(client.close(), running).result()
+        super().close()
 
 
 def _named_fields(client: Any) -> frozenset[str]:

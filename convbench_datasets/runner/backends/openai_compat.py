@@ -1,12 +1,13 @@
 """Any server that speaks OpenAI's ``/v1/chat/completions``: vLLM, TGI, Ollama, OpenAI itself.
 
-Requests run concurrently (``concurrency`` worker threads; answers are handed over as they arrive, those
-that arrived together in one list by :meth:`OpenAICompatBackend.generate_batches`, so that a stage stores
-them in one commit) and each is retried on 429, 5xx, timeouts, dropped connections and malformed
+Requests run concurrently (``concurrency`` at a time, as tasks on the process's HTTP event loop:
+:mod:`.transport`, aiohttp; answers are handed over as they arrive, those that arrived
+together in one list by :meth:`OpenAICompatBackend.generate_batches`, so that a stage stores them in one
+commit) and each is retried on 429, 5xx, timeouts, dropped connections and malformed
 JSON, with exponential backoff plus jitter, honouring a
 ``Retry-After`` header; if those still fail, the answer is a (non-permanent) error and the run is
 incomplete. ``timeout`` is a total deadline per attempt (name lookup and connect included), however
-slowly the server sends.
+slowly the server sends: a timeout around the whole exchange (a client's own timeouts are per phase).
 
 Per-row (permanent) errors: a request the server refuses for that row alone (400, 413, 422: a
 prompt too long, say), a reply stopped by a content filter (``finish_reason: "content_filter"``), and a
@@ -15,7 +16,7 @@ token limit) that stays so after the retries. HTTP 404 is never the row's: the s
 the model (or the route), so the request gives up at once, not stored (a rerun asks it again). Any
 other HTTP error (401, 403, ...) stops the run with
 the server's message, after every answer that had already arrived has been handed over; requests
-waiting to be retried then stop, unrecorded. Ctrl-C stops new requests and retries at once.
+in flight or waiting to be retried then stop, unrecorded. Ctrl-C stops every request and retry at once.
 :meth:`OpenAICompatBackend.preflight` checks once that the server answers, accepts the key and knows
 the model.
 
@@ -48,22 +49,24 @@ The API key is read from an environment variable at request time. It is never st
 in the cache key, in records, results or error messages (a server that echoes it back has it
 redacted from every message), and redirects are refused so that it is never sent to another host.
 The server URL is recorded without user-info or query string.
+
+Built on aiohttp rather than the official ``openai`` client or httpx (measured by
+``benchmarks/http_client_choice.py``; the figures and the reasons are in :mod:`.transport`). The request
+body is convbench's own JSON, as before, so servers see the same requests and cache keys are unchanged.
 """
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
-import http.client
 import json
 import os
 import queue
 import random
 import re
 import socket
-import threading
 import time
-import urllib.error
-import urllib.request
+import urllib.parse
 import warnings
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from dataclasses import dataclass
@@ -73,7 +76,7 @@ from ...counts import MAX_CONCURRENCY, check_count, check_seconds
 from ...errors import ConvbenchError
 from ..redact import redact
 from .base import Backend, Generation, GenerationParams, Messages, check_params
-from .deadline import Deadline, DeadlineHTTPHandler, DeadlineHTTPSHandler
+from . import transport
 from .endpoints import (
     DEFAULT_COOLDOWN,
     DEFAULT_MAX_FAILURES,
@@ -87,6 +90,7 @@ from .endpoints import (
 DEFAULT_KEY_ENV = "OPENAI_API_KEY"
 _KEY_ENV_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 RETRY_STATUS = {408, 409, 429, 500, 502, 503, 504}
+REDIRECT_STATUS = {301, 302, 303, 307, 308}  # refused: the key would go with the request to another host
 ROW_REFUSED_STATUS = {400, 413, 422}
 # the server does not serve the model (or the route): vLLM's, Ollama's and OpenAI's unknown model, a proxy's
 # unknown path. That is the endpoint's fault, never the row's: not stored, never a per-row error
@@ -210,14 +214,6 @@ class RetryPolicy:
         return backoff / 2 + rng.uniform(0, backoff / 2)  # "equal jitter": never zero, never in lockstep
 
 
-class _NoRedirect(urllib.request.HTTPRedirectHandler):
-    def redirect_request(self, req, fp, code, msg, headers, newurl):  # noqa: ANN001, D102
-        raise BackendError(
-            f"the server redirected {public_url(req.full_url)} to {public_url(newurl)}; "
-            "point --base-url at the final address (redirects are refused so the API key stays with one host)"
-        )
-
-
 class OpenAICompatBackend(Backend):
     """``openai:<model>`` behind one or more OpenAI-compatible servers (see the module docstring).
 
@@ -276,8 +272,7 @@ class OpenAICompatBackend(Backend):
         self.calls = 0
         self.retries = 0
         self._rng = random.Random()
-        self._lock = threading.Lock()
-        self._opener = urllib.request.build_opener(_NoRedirect, DeadlineHTTPHandler, DeadlineHTTPSHandler)
+        self._http: tuple[asyncio.AbstractEventLoop, Any] | None = None  # (its loop, aiohttp.ClientSession)
         self._sleep = None  # tests may replace the wait between attempts
         self._checked = False
 
@@ -310,14 +305,16 @@ class OpenAICompatBackend(Backend):
         models and this one is not among them, see :meth:`_check_model`."""
         if self._checked:
             return
-        endpoints = self._pool.endpoints
-        if len(endpoints) == 1:
-            outcomes = [self._probe(endpoints[0])]
-        else:
-            from concurrent.futures import ThreadPoolExecutor
+        transport.call(self._preflight())
+        self._checked = True
 
-            with ThreadPoolExecutor(len(endpoints), thread_name_prefix="convbench-preflight") as workers:
-                outcomes = list(workers.map(self._probe, endpoints))  # the first endpoint's fatal error first
+    async def _preflight(self) -> None:
+        endpoints = self._pool.endpoints
+        # every probe runs to its end, then the first endpoint's fatal error (a refused key) is raised first
+        outcomes = await asyncio.gather(*(self._probe(e) for e in endpoints), return_exceptions=True)
+        for outcome in outcomes:
+            if isinstance(outcome, BaseException):
+                raise outcome
         dead = [(e, reason) for e, (_, reason) in zip(endpoints, outcomes) if reason is not None]
         if len(dead) == len(endpoints):
             if len(endpoints) == 1:
@@ -326,20 +323,17 @@ class OpenAICompatBackend(Backend):
                                  "check --base-url and that the servers are running")
         for endpoint, (listing, reason) in zip(endpoints, outcomes):
             if reason is None:
-                self._check_model(listing, endpoint)
+                await self._check_model(listing, endpoint)
         for endpoint, reason in dead:
             self._pool.take_out(endpoint, reason)
             warnings.warn(f"{self.spec}: {reason}; left out of rotation for {self._pool.cooldown:g}s, then tried "
                           f"again ({len(endpoints) - len(dead)} of {len(endpoints)} endpoints answer)", stacklevel=2)
-        self._checked = True
 
-    def _probe(self, endpoint: Endpoint) -> tuple[bytes, str | None]:
+    async def _probe(self, endpoint: Endpoint) -> tuple[bytes, str | None]:
         """``GET /models`` at ``endpoint``: (the listing, None) when the server is there (b"" when its
         reply is not a listing), (b"", reason) when it cannot be reached; a refused key or a redirect raises."""
-        url = f"{endpoint.url}/models"
-        request = urllib.request.Request(url, headers=self._headers(), method="GET")
         try:
-            return self._send(request, url), None
+            return await self._send("GET", f"{endpoint.url}/models"), None
         except BackendError as err:
             if err.status in KEY_REFUSED_STATUS:
                 raise BackendError(f"{err}{self._key_hint()}", err.status) from None
@@ -352,7 +346,7 @@ class OpenAICompatBackend(Backend):
             pass
         return b"", None
 
-    def _check_model(self, listing: bytes, endpoint: Endpoint | None = None) -> None:
+    async def _check_model(self, listing: bytes, endpoint: Endpoint | None = None) -> None:
         """Fail in one line, naming the model and some the server lists, when the server's non-empty
         model list lacks this model and a one-token chat request for it is refused (HTTP 400/404/422...).
         The list alone does not decide: some servers answer any name (TGI, llama.cpp) or route names the
@@ -365,7 +359,7 @@ class OpenAICompatBackend(Backend):
         body = json.dumps({"model": self.model, "messages": [{"role": "user", "content": "ping"}],
                            **decoding_fields(self.model, GenerationParams(max_new_tokens=1))}).encode("utf-8")
         try:
-            self._post_to(endpoint, body)
+            await self._post_to(endpoint, body)
         except (_RowRefused, _Missing) as err:
             more = f" and {len(served) - 5} more" if len(served) > 5 else ""
             raise ConvbenchError(f"model {self.model!r} is not served by {endpoint.public}: it lists "
@@ -387,29 +381,11 @@ class OpenAICompatBackend(Backend):
     def generate_batches(self, prompts: Sequence[Messages], params: GenerationParams) -> Iterator[list[tuple[int, Generation]]]:
         """The answers as they arrive, each list holding those that were waiting together (see
         :meth:`Backend.generate_batches`): under load a caller stores several in one transaction."""
-        stop = threading.Event()
-        if len(prompts) == 1:  # one prompt (a pipelined stage's workers ask one at a time): no thread of its own
-            yield [(0, self._complete(prompts[0], params, stop))]
+        if len(prompts) == 1:  # one prompt (a pipelined stage's workers ask one at a time)
+            yield [(0, transport.call(self._complete(prompts[0], params)))]
             return
-        jobs: queue.SimpleQueue[tuple[int, Messages]] = queue.SimpleQueue()
-        for item in enumerate(prompts):
-            jobs.put(item)
         results: queue.SimpleQueue[tuple[int, Generation | BaseException]] = queue.SimpleQueue()
-
-        def work() -> None:
-            while not stop.is_set():
-                try:
-                    index, messages = jobs.get_nowait()
-                except queue.Empty:
-                    return
-                try:
-                    results.put((index, self._complete(messages, params, stop)))
-                except BaseException as err:  # handed to the caller's thread
-                    results.put((index, err))
-
-        # Daemon threads: an interrupted run exits at once instead of waiting for requests in flight.
-        for _ in range(min(self.concurrency, len(prompts))):
-            threading.Thread(target=work, daemon=True, name="convbench-openai").start()
+        running = transport.submit(self._complete_all(prompts, params, results))
         try:
             left = len(prompts)
             while left:
@@ -419,7 +395,7 @@ class OpenAICompatBackend(Backend):
                     index, outcome = item
                     left -= 1
                     if isinstance(outcome, BaseException):
-                        stop.set()
+                        running.cancel()  # requests in flight or waiting for a retry stop, unrecorded
                         batch += _arrived(results)
                         if batch:
                             yield batch
@@ -433,7 +409,31 @@ class OpenAICompatBackend(Backend):
                         break
                 yield batch
         finally:
-            stop.set()
+            running.cancel()  # an interrupted run (Ctrl-C, a consumer that stops) ends every request at once
+
+    async def _complete_all(self, prompts: Sequence[Messages], params: GenerationParams,
+                            results: queue.SimpleQueue[tuple[int, Generation | BaseException]]) -> None:
+        """Every prompt, ``concurrency`` at a time, each outcome put in ``results`` as it comes (an error
+        that stops the run too: then no new request starts)."""
+        todo = iter(enumerate(prompts))
+        stop = asyncio.Event()
+
+        async def work() -> None:
+            for index, messages in todo:
+                if stop.is_set():
+                    return
+                try:
+                    results.put((index, await self._complete(messages, params, stop)))
+                except Exception as err:  # handed to the caller's thread  # noqa: BLE001
+                    stop.set()
+                    results.put((index, err))
+
+        workers = [asyncio.ensure_future(work()) for _ in range(min(self.concurrency, len(prompts)))]
+        try:
+            await asyncio.gather(*workers)
+        finally:
+            for worker in workers:
+                worker.cancel()
 
     def _request(self, messages: Messages, params: GenerationParams) -> dict[str, Any]:
         """The request body for one prompt (a subclass speaking another API builds its own)."""
@@ -443,13 +443,15 @@ class OpenAICompatBackend(Backend):
         """The answer in a parsed reply; raises :class:`_InvalidReply` / :class:`_RowRefused` for none."""
         return _generation(reply, seconds, self._redact)
 
-    def _complete(self, messages: Messages, params: GenerationParams, stop: threading.Event) -> Generation:
-        with self._lock:
-            self.calls += 1
+    async def _complete(self, messages: Messages, params: GenerationParams,
+                        stop: asyncio.Event | None = None) -> Generation:
+        """One prompt's answer, with the retry policy; ``stop`` (set when the run stops) ends the retries."""
+        self.calls += 1  # only ever on the loop's thread
         body = json.dumps(self._request(messages, params)).encode("utf-8")
         start = time.perf_counter()
         last_error: _Retryable | None = None
         failures: list[tuple[Endpoint, _Retryable]] = []  # this prompt's failed attempts, by endpoint
+        stop = stop or asyncio.Event()
 
         def read(reply: Any) -> Generation:
             return self._read(reply, time.perf_counter() - start)
@@ -458,7 +460,7 @@ class OpenAICompatBackend(Backend):
             if stop.is_set():
                 return Generation("", seconds=time.perf_counter() - start, error="stopped before an answer")
             try:
-                return self._post(body, read, failures)
+                return await self._post(body, read, failures)
             except _RowRefused as err:
                 return Generation("", seconds=time.perf_counter() - start, error=f"refused for this row: {err}",
                                   permanent=True, status=err.status)
@@ -466,13 +468,13 @@ class OpenAICompatBackend(Backend):
                 last_error = err
                 if attempt == self.retry.max_retries or self._missing_everywhere(failures):
                     break
-                with self._lock:
-                    self.retries += 1
+                self.retries += 1
                 wait = self.retry.delay(attempt, err.retry_after, self._rng)
                 if self._sleep is not None:
                     self._sleep(wait)
                 else:
-                    stop.wait(wait)  # cut short when another request stops the run: the loop's check then says so
+                    with contextlib.suppress(TimeoutError):  # cut short when the run stops: the loop's check says so
+                        await asyncio.wait_for(stop.wait(), wait)
         # an answer the server keeps failing to give is this row's error; a server failing is the run's
         error = f"gave up after {attempt + 1} attempts: {last_error}"
         if isinstance(last_error, _Missing):
@@ -505,8 +507,8 @@ class OpenAICompatBackend(Backend):
         """``text`` without the API key or any Authorization value (servers may echo them)."""
         return redact(text, [os.environ.get(self.api_key_env)])
 
-    def _post(self, body: bytes, read: Callable[[Any], Generation],
-              failures: list[tuple[Endpoint, _Retryable]]) -> Generation:
+    async def _post(self, body: bytes, read: Callable[[Any], Generation],
+                    failures: list[tuple[Endpoint, _Retryable]]) -> Generation:
         """One chat attempt at the pool's choice of endpoint, its reply ``read`` into the answer (``read``
         raises for a reply that is no answer). ``failures``: this prompt's earlier failed attempts, whose
         endpoints are avoided while others are in rotation; each new failure is added to it.
@@ -524,7 +526,7 @@ class OpenAICompatBackend(Backend):
             chosen = self._pool.acquire(avoid=avoid)
             verdict: bool | None = None
             try:
-                generation = read(self._post_to(chosen, body))
+                generation = read(await self._post_to(chosen, body))
                 verdict = True
             except _Retryable as err:
                 verdict = False
@@ -554,10 +556,10 @@ class OpenAICompatBackend(Backend):
                 self._pool.settle(doubted[0], False, reason=f"refused a request another endpoint answered ({doubted[1]})")
             return generation
 
-    def _post_to(self, endpoint: Endpoint, body: bytes) -> dict[str, Any]:
+    async def _post_to(self, endpoint: Endpoint, body: bytes) -> dict[str, Any]:
         """``POST /chat/completions`` at ``endpoint``: the parsed reply; failures as :meth:`_send` raises them."""
         url = f"{endpoint.url}/chat/completions"
-        payload = self._send(urllib.request.Request(url, data=body, headers=self._headers(), method="POST"), url)
+        payload = await self._send("POST", url, body)
         try:
             return json.loads(payload)
         except (json.JSONDecodeError, UnicodeDecodeError):
@@ -565,40 +567,69 @@ class OpenAICompatBackend(Backend):
             excerpt = repr(self._redact(payload.decode("utf-8", errors="replace")))[:80]
             raise _Retryable(f"malformed JSON from {public_url(url)}: {excerpt}") from None
 
-    def _send(self, request: urllib.request.Request, url: str) -> bytes:
+    def _session(self) -> Any:
+        """This backend's ``aiohttp.ClientSession`` (its connection pool), made on the loop it runs on."""
+        running = asyncio.get_running_loop()
+        if self._http is None or self._http[0] is not running:  # first use, or a forked child's new loop
+            self._http = (running, transport.session(self.timeout))
+            transport.discard(self, *self._http)
+        return self._http[1]
+
+    async def _send(self, method: str, url: str, body: bytes | None = None) -> bytes:
         """The reply body, within ``timeout`` in all; HTTP and connection errors as the exceptions above."""
+        import aiohttp
+
         shown = public_url(url)
-        deadline = Deadline(self.timeout)
-        request.deadline = deadline  # type: ignore[attr-defined]  # read by the Deadline handlers
-        with deadline:
-            try:
-                with self._opener.open(request, timeout=self.timeout) as response:
-                    payload = response.read()
-            except urllib.error.HTTPError as err:
-                if deadline.expired:
-                    raise _Retryable(f"no complete reply from {shown} within {self.timeout:g}s") from None
-                detail = _error_detail(err, self._redact)
-                message = f"HTTP {err.code} from {shown}: {detail}"
-                if err.code in RETRY_STATUS:
-                    raise _Retryable(message, _retry_after(err.headers), status=err.code) from None
-                filtered = err.code not in KEY_REFUSED_STATUS and _filtered(detail)
-                if err.code == MISSING_STATUS and not filtered:
-                    raise _Missing(message, status=err.code) from None
-                if err.code in ROW_REFUSED_STATUS or filtered:
-                    raise _RowRefused(message, None if filtered else err.code) from None
-                raise BackendError(message, err.code) from None
-            except (TimeoutError, socket.timeout, urllib.error.URLError, http.client.HTTPException, ConnectionError,
-                    OSError) as err:
-                reason = getattr(err, "reason", err)
-                if isinstance(reason, BackendError):
-                    raise reason from None
-                if deadline.expired or isinstance(reason, (TimeoutError, socket.timeout)):
-                    raise _Retryable(f"no complete reply from {shown} within {self.timeout:g}s") from None
-                detail = " ".join(self._redact(str(reason)).split())  # one line, even for a garbled status line
-                raise _Retryable(f"connection to {shown} failed: {detail}", unreachable=unreachable(err)) from None
-        if deadline.expired:  # the body was cut short when the time ran out
-            raise _Retryable(f"no complete reply from {shown} within {self.timeout:g}s")
-        return payload
+        session = self._session()
+        try:  # the whole attempt within the deadline: lookup, connect, every byte of the reply
+            status, headers, reason, payload = await transport.within(
+                self.timeout, transport.exchange(session, method, url, body, self._headers()))
+        except asyncio.TimeoutError:
+            raise _Retryable(f"no complete reply from {shown} within {self.timeout:g}s") from None
+        except aiohttp.ClientError as err:  # refused, unknown host, reset, a reply that is not HTTP...
+            detail = " ".join(self._redact(_said(err)).split())  # one line, even for a garbled status line
+            raise _Retryable(f"connection to {shown} failed: {detail}", unreachable=_unreachable(err)) from None
+        if status < 300:
+            return payload
+        if status in REDIRECT_STATUS and "Location" in headers:
+            target = public_url(urllib.parse.urljoin(url, headers["Location"]))
+            raise BackendError(f"the server redirected {shown} to {target}; point --base-url at the final address "
+                               "(redirects are refused so the API key stays with one host)")
+        detail = _error_detail(payload, reason, self._redact)
+        message = f"HTTP {status} from {shown}: {detail}"
+        if status in RETRY_STATUS:
+            raise _Retryable(message, _retry_after(headers), status=status)
+        filtered = status not in KEY_REFUSED_STATUS and _filtered(detail)
+        if status == MISSING_STATUS and not filtered:
+            raise _Missing(message, status=status)
+        if status in ROW_REFUSED_STATUS or filtered:
+            raise _RowRefused(message, None if filtered else status)
+        raise BackendError(message, status)
+
+    def close(self) -> None:
+        """Close the connections this backend keeps open."""
+        if self._http is not None:
+            running, session = self._http
+            self._http = None
+            if running.is_running():
+                asyncio.run_coroutine_threadsafe(session.close(), running).result()
+
+
+def _unreachable(error: BaseException) -> bool:
+    """Whether a client error means no connection could be made at all (refused, unknown host, no route:
+    :func:`.endpoints.unreachable` of the operating system's error aiohttp keeps)."""
+    return unreachable(getattr(error, "os_error", error))
+
+
+def _said(error: BaseException) -> str:
+    """A client error in words: the operating system's (``Connection refused``, the lookup's own message),
+    the parser's for a reply that is not HTTP; never the URL aiohttp would add (it may carry a query)."""
+    cause = getattr(error, "os_error", None)
+    if isinstance(cause, socket.gaierror) or (isinstance(cause, OSError) and cause.errno is None):
+        return str(cause)
+    if isinstance(cause, OSError):
+        return os.strerror(cause.errno)
+    return str(getattr(error, "message", "") or error) or type(error).__name__
 
 
 def _served_models(listing: bytes) -> list[str]:
@@ -710,15 +741,13 @@ def _retry_after(headers: Any) -> float | None:
         return None
 
 
-def _error_detail(err: urllib.error.HTTPError, clean: Any = str) -> str:
-    try:
-        text = err.read().decode("utf-8", errors="replace")
-    except OSError:
-        text = ""
+def _error_detail(payload: bytes, reason: str | None, clean: Any = str) -> str:
+    """The server's message in an HTTP error reply (OpenAI's ``{"error": {"message": ...}}``, else its text)."""
+    text = payload.decode("utf-8", errors="replace")
     try:
         message = json.loads(text).get("error", {})
         text = message.get("message", text) if isinstance(message, dict) else str(message)
     except (json.JSONDecodeError, AttributeError):
         pass
     # redacted before it is shortened: a cut could leave the head of a key that no longer matches
-    return clean(" ".join(text.split()))[:200] or clean(str(err.reason))
+    return clean(" ".join(text.split()))[:200] or clean(reason or "")

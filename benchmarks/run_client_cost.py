@@ -1,0 +1,104 @@
+"""A run's client cost, whole process: ``convbench run nc`` beside a bare aiohttp client sending the same requests.
+
+Issue #20's target: ``convbench run nc`` (720 rows: 720 generation and 720 judge requests) at
+concurrency 128 against a server answering after 200 ms reaches >= 0.95x a bare aiohttp client sending
+the same 1,440 requests, measured whole-process (a fresh Python each time: imports, dataset loading,
+the response cache, writing the run folder all count, as they do for a user).
+
+How: the test server (tests/support/openai_server.py, model ``delay``) runs in its own process. The
+1,440 request bodies are those convbench sends: recorded once from a run against an in-process copy of
+the server, then replayed by the bare client (``benchmarks/http_client_choice.py --client aiohttp``: 128
+tasks on one session, each reply parsed). Then, round after round (interleaved, so a noisy machine slows
+both alike): the CLI with a fresh response cache and run folder (the NC-Bench build is made once, before,
+in this script's own cache), and the bare client. Printed: the median wall and CPU seconds of each
+(CPU: the process and its children, from the operating system's accounting), and the ratios bare /
+convbench (1.0 = as fast as the bare client; the target reads the wall time, the CPU ratio says how much
+of it is the client's own work on a loaded machine).
+
+Measured on a shared 2-core machine (median of 4 rounds): 0.69x wall, 0.51x CPU (convbench 5.8 s wall,
+3.1 s CPU; bare aiohttp 3.8 s, 1.6 s); with the urllib transport this replaced, 0.68x wall, 0.53x CPU.
+Target missed: the transport costs what urllib's threads did; the rest is convbench's own work (its
+imports, about 0.6 s of CPU over the bare client's; the response cache; the stages), while the server
+shares the two cores.
+
+Usage: CONVBENCH_SOURCES=../shared/upstream python benchmarks/run_client_cost.py [--rounds 5]
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import shutil
+import statistics
+import sys
+import tempfile
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parents[1]
+sys.path.insert(0, str(ROOT))
+
+from benchmarks.http_client_choice import whole_process  # noqa: E402
+from benchmarks.runner_overhead import server_process  # noqa: E402
+
+TARGET = 0.95
+CONCURRENCY = 128
+LATENCY = 0.2
+
+
+def _cli(url: str, work: Path, name: str) -> list[str]:
+    """The command line of one run (a fresh run folder and response cache under ``work``)."""
+    shutil.rmtree(work / name, ignore_errors=True)
+    return ["-m", "convbench_datasets.cli", "run", "nc", "--model", "openai:delay", "--judge", "openai:delay",
+            "--base-url", url, "--concurrency", str(CONCURRENCY), "--out", str(work / name / "out"),
+            "--cache", str(work / name / "responses.sqlite"), "--no-progress", "-q"]
+
+
+def record_bodies(work: Path) -> Path:
+    """The request bodies of one run, as the server received them (JSON list of strings)."""
+    from tests.support.openai_server import openai_server
+
+    with openai_server() as (url, state):
+        whole_process(_cli(url, work, "record"))
+    bodies = [json.dumps(b) for b in state.bodies]
+    assert len(bodies) == 1440, f"a run sent {len(bodies)} requests, not 1,440"
+    path = work / "bodies.json"
+    path.write_text(json.dumps(bodies), encoding="utf-8")
+    return path
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--rounds", type=int, default=5)
+    args = parser.parse_args()
+    work = Path(tempfile.mkdtemp(prefix="convbench-run-cost-"))
+    os.environ["HF_HOME"] = str(work / "hf")  # the NC-Bench build: made by the first run, reused by the rest
+    os.environ["PYTHONPATH"] = os.pathsep.join([str(ROOT), os.environ.get("PYTHONPATH", "")])
+    bodies = record_bodies(work)
+    sides = {"convbench run nc": lambda url: _cli(url, work, "run"),
+             "bare aiohttp": lambda url: [str(ROOT / "benchmarks" / "http_client_choice.py"), "--client", "aiohttp",
+                                          url, str(bodies)]}
+    walls: dict[str, list[float]] = {name: [] for name in sides}
+    cpus: dict[str, list[float]] = {name: [] for name in sides}
+    with server_process(delay=LATENCY) as url:
+        for round_ in range(args.rounds + 1):  # the first round warms up (disk cache, server threads)
+            for name, argv in sides.items():
+                wall, cpu = whole_process(argv(url))
+                if round_:
+                    walls[name].append(wall)
+                    cpus[name].append(cpu)
+    ratios = [b / c for b, c in zip(walls["bare aiohttp"], walls["convbench run nc"])]
+    cpu_ratios = [b / c for b, c in zip(cpus["bare aiohttp"], cpus["convbench run nc"])]
+    print(f"1,440 requests (720 NC-Bench rows, generation and judge), concurrency {CONCURRENCY}, "
+          f"{LATENCY * 1000:.0f} ms per request; whole process, median of {args.rounds} rounds:")
+    for name in sides:
+        print(f"  {name:<18} wall {statistics.median(walls[name]):6.2f} s   CPU {statistics.median(cpus[name]):6.2f} s")
+    ratio = statistics.median(ratios)
+    verdict = "target met" if ratio >= TARGET else "target missed"
+    print(f"  bare / convbench, wall: {ratio:.3f} (rounds: {', '.join(f'{r:.2f}' for r in ratios)}; target >= "
+          f"{TARGET}): {verdict}")
+    print(f"  bare / convbench, CPU:  {statistics.median(cpu_ratios):.3f}")
+
+
+if __name__ == "__main__":
+    main()
