@@ -105,3 +105,61 @@ def test_the_total_is_a_checked_count() -> None:
     for bad in (0, 1.5, True, 2000):
         with pytest.raises(ConvbenchError, match="concurrency"):
             RequestSlots(bad)  # type: ignore[arg-type]
+
+
+def test_tasks_wait_without_blocking_their_loop_and_queue_with_threads() -> None:
+    """The openai: backend's requests are tasks on one loop thread: a task waiting for a slot must leave the loop
+    free to finish the requests that hold them (a blocking wait there would hang the run), and queue in one line
+    with waiting threads (first come, first served across both)."""
+    import asyncio
+
+    slots, order = RequestSlots(1), []
+
+    async def scenario() -> None:
+        await slots.wait()  # the task holds the only slot
+        thread = _waiter(slots, order, "thread")  # a thread queues first...
+
+        async def task() -> None:
+            await slots.wait()
+            order.append("task")
+
+        second = asyncio.ensure_future(task())  # ...then a second task
+        while len(slots._waiting) < 2:
+            await asyncio.sleep(0)
+        ticked = []
+        asyncio.get_running_loop().call_soon(ticked.append, True)
+        await asyncio.sleep(0)
+        assert ticked == [True] and order == []  # the loop runs while the task waits
+        slots.release()  # to the thread, which asked first
+        await asyncio.to_thread(thread.join, 5)
+        assert order == ["thread"] and not second.done()
+        slots.release()  # the thread's slot, now to the task
+        await asyncio.wait_for(second, 5)
+        assert order == ["thread", "task"] and slots.busy == 1
+
+    asyncio.run(scenario())
+
+
+def test_a_cancelled_task_leaves_no_slot_behind() -> None:
+    """A task cancelled while it waits leaves the queue; one cancelled after it was handed a slot passes it on."""
+    import asyncio
+
+    slots = RequestSlots(1)
+
+    async def scenario() -> None:
+        await slots.wait()
+        queued = asyncio.ensure_future(slots.wait())
+        await asyncio.sleep(0)
+        queued.cancel()  # still waiting: it leaves the line
+        with pytest.raises(asyncio.CancelledError):
+            await queued
+        assert not slots._waiting and slots.busy == 1
+        handed = asyncio.ensure_future(slots.wait())
+        await asyncio.sleep(0)
+        slots.release()  # handed the slot (its future resolves on the loop's next turn)...
+        handed.cancel()  # ...and cancelled before it runs: the slot must come back
+        with pytest.raises(asyncio.CancelledError):
+            await handed
+        assert slots.busy == 0 and not slots._waiting
+
+    asyncio.run(scenario())

@@ -207,6 +207,18 @@ class EndpointPool:
         slots = self._slots
         if slots is not None:
             slots.acquire()
+        return self._choose(avoid)
+
+    async def acquire_async(self, avoid: Iterable[Endpoint] = ()) -> Endpoint:
+        """:meth:`acquire` for a request that is a task on an event loop: waiting for a shared slot
+        suspends the task, never the loop (:meth:`.RequestSlots.wait`)."""
+        if self._slots is not None:
+            await self._slots.wait()
+        return self._choose(avoid)
+
+    def _choose(self, avoid: Iterable[Endpoint]) -> Endpoint:
+        """:meth:`acquire`'s pick, once the request holds its slot (given back if the pick fails)."""
+        slots = self._slots
         avoided = set(map(id, avoid))
         try:
             with self._lock:

@@ -523,7 +523,7 @@ class OpenAICompatBackend(Backend):
         while True:
             # a refusal's second opinion must come from another endpoint; otherwise earlier failures are avoided too
             avoid = tried if doubted is not None else [*tried, *(endpoint for endpoint, _ in failures)]
-            chosen = self._pool.acquire(avoid=avoid)
+            chosen = await self._pool.acquire_async(avoid=avoid)
             verdict: bool | None = None
             try:
                 generation = read(await self._post_to(chosen, body))

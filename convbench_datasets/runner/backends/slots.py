@@ -7,6 +7,11 @@ HTTP attempt; a retry's wait holds none) takes a slot before it goes out and giv
 freed, before any request that asks later, so no stage starves another (a judge's requests queue
 between generation's, and generation cannot take every slot back as it frees them).
 
+Requests made by threads wait with :meth:`RequestSlots.acquire`; requests that are tasks on an event loop
+(the ``openai:`` backend's, all on one loop thread per process) wait with :meth:`RequestSlots.wait`, which
+suspends the task instead of blocking the loop: a blocked loop thread could never finish the requests that
+hold the slots. Both kinds queue in one line.
+
 Example:
     >>> slots = RequestSlots(2)
     >>> slots.acquire(); slots.acquire(); slots.busy
@@ -17,8 +22,10 @@ Example:
 
 from __future__ import annotations
 
+import asyncio
 import threading
 from collections import deque
+from typing import Any
 
 from ...counts import MAX_CONCURRENCY, check_count
 
@@ -34,7 +41,8 @@ class RequestSlots:
         self.busy = 0
         self.peak = 0
         self._lock = threading.Lock()
-        self._waiting: deque[threading.Lock] = deque()  # one held lock per waiter, in arrival order
+        # in arrival order: a held lock per waiting thread, a future per waiting task (with its loop)
+        self._waiting: deque[Any] = deque()
 
     def acquire(self) -> None:
         """Take a slot, waiting (behind every earlier waiter) while all ``total`` are in use."""
@@ -55,11 +63,43 @@ class RequestSlots:
             self.release()
             raise
 
+    async def wait(self) -> None:
+        """:meth:`acquire` for a task on an event loop: the task waits for its turn, the loop runs on.
+
+        Example:
+            >>> slots = RequestSlots(1)
+            >>> async def two_in_turn() -> list[int]:
+            ...     await slots.wait()
+            ...     second = asyncio.ensure_future(slots.wait())
+            ...     await asyncio.sleep(0)
+            ...     seen = [slots.busy, second.done()]
+            ...     slots.release(); await second
+            ...     return seen + [slots.busy]
+            >>> asyncio.run(two_in_turn())
+            [1, False, 1]
+        """
+        with self._lock:
+            if self.busy < self.total and not self._waiting:
+                self._take()
+                return
+            loop = asyncio.get_running_loop()
+            waiter = (loop, loop.create_future())
+            self._waiting.append(waiter)
+        try:
+            await waiter[1]
+        except BaseException:  # cancelled while waiting: leave the queue, or give back the slot handed over
+            with self._lock:
+                if waiter in self._waiting:
+                    self._waiting.remove(waiter)
+                    raise
+            self.release()
+            raise
+
     def release(self) -> None:
         """Give a slot back: to the longest waiter if there is one (it stays in use), else free it."""
         with self._lock:
             if self._waiting:
-                self._waiting.popleft().release()  # handed over: busy stays as it is
+                _grant(self._waiting.popleft())  # handed over: busy stays as it is
             else:
                 self.busy -= 1
 
@@ -71,8 +111,18 @@ class RequestSlots:
             self.total = max(self.total, total)
             while self._waiting and self.busy < self.total:
                 self._take()
-                self._waiting.popleft().release()
+                _grant(self._waiting.popleft())
 
     def _take(self) -> None:
         self.busy += 1
         self.peak = max(self.peak, self.busy)
+
+
+def _grant(waiter: Any) -> None:
+    """Wake a waiter handed a slot: a thread's lock is released; a task's future is resolved on its loop
+    (a future cancelled meanwhile is left alone: :meth:`RequestSlots.wait` then passes the slot on)."""
+    if isinstance(waiter, tuple):
+        loop, future = waiter
+        loop.call_soon_threadsafe(lambda: future.done() or future.set_result(None))
+    else:
+        waiter.release()
