@@ -55,12 +55,8 @@ class RequestSlots:
             self._waiting.append(gate)
         try:
             gate.acquire()  # released by release(), which hands this waiter its slot
-        except BaseException:  # interrupted while waiting: leave the queue, or give back the slot handed over
-            with self._lock:
-                if gate in self._waiting:
-                    self._waiting.remove(gate)
-                    raise
-            self.release()
+        except BaseException:  # interrupted while waiting
+            self._give_up(gate)
             raise
 
     async def wait(self) -> None:
@@ -87,13 +83,17 @@ class RequestSlots:
             self._waiting.append(waiter)
         try:
             await waiter[1]
-        except BaseException:  # cancelled while waiting: leave the queue, or give back the slot handed over
-            with self._lock:
-                if waiter in self._waiting:
-                    self._waiting.remove(waiter)
-                    raise
-            self.release()
+        except BaseException:  # cancelled while waiting
+            self._give_up(waiter)
             raise
+
+    def _give_up(self, waiter: Any) -> None:
+        """A waiter that stops waiting: it leaves the queue, or, if it was handed a slot meanwhile, gives it back."""
+        with self._lock:
+            if waiter in self._waiting:
+                self._waiting.remove(waiter)
+                return
+        self.release()
 
     def release(self) -> None:
         """Give a slot back: to the longest waiter if there is one (it stays in use), else free it."""
