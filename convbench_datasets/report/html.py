@@ -268,6 +268,23 @@ def errors_note(runs: list[Run]) -> str:
 SECTIONS = {"nc": _nc_section, "nico": _nico_section, "cocoeval": _cocoeval_section}
 
 
+def _results_section(runs: list[Run], out: Path) -> list[str]:
+    """A benchmark without a section of its own (one an installed package registers): each run's numeric
+    top-level results, one column per run, named after the benchmark (``tables/<benchmark>_results``)."""
+    import pandas as pd
+
+    name = runs[0].benchmark
+    rows: dict[str, dict[str, Any]] = {}
+    for run in runs:
+        for key, value in run.results.items():
+            if isinstance(value, (int, float)) and not isinstance(value, bool):
+                rows.setdefault(key, {})[run.name] = value
+    table = pd.DataFrame.from_dict(rows, orient="index").rename_axis("result")
+    _save_table(table, out / "tables", f"{name}_results")
+    return [f"<h2>{html.escape(name)}</h2><p>The runs' numeric results, as each run's results.json holds them.</p>",
+            _html_table(table)]
+
+
 def write_report(paths: list[str | os.PathLike[str]], out: str | os.PathLike[str], reference: bool = True) -> Path:
     """Write ``report.html`` (self-contained), ``figures/`` and ``tables/`` into ``out``; returns the page.
 
@@ -296,6 +313,10 @@ def _write_page(runs: list[Run], folder: Path, reference: bool) -> None:
         if chosen:
             parts += section(chosen, folder, reference) if benchmark == "nc" else section(chosen, folder)
             parts.append(errors_note(chosen))
+    for benchmark in dict.fromkeys(r.benchmark for r in runs if r.benchmark not in SECTIONS):
+        chosen = [r for r in runs if r.benchmark == benchmark]
+        parts += _results_section(chosen, folder)
+        parts.append(errors_note(chosen))
     parts.append("<h2>Signatures</h2>")
     for run in runs:
         signature = json.dumps(run.signature, indent=2, ensure_ascii=False)
