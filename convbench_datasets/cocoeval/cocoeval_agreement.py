@@ -7,7 +7,7 @@ values for the same continuations come from a ``convbench run cocoeval`` folder.
 annotators and the mean of the others ``M_-a`` for annotator ``a``:
 
 - ``humans``: the inter-human agreement, mean over a of Spearman(annotator a, M_-a) (leave-one-out;
-  the statistic :func:`~convbench_datasets.scoring.behavior_frequency.rater_agreement` reports);
+  the statistic :func:`~convbench_datasets.cocoeval.behavior_frequency.rater_agreement` reports);
 - ``judge``: mean over a of Spearman(judge, M_-a): the judge takes each annotator's place in turn and
   is compared with exactly the reference that annotator was, so the two numbers are like for like;
 - ``judge_vs_mean``: Spearman(judge, mean of all annotators), for reference (its reference is less

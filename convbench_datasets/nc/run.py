@@ -351,7 +351,7 @@ def judge_view(record: dict[str, Any], k: int) -> dict[str, Any]:
 def score_judges(records: Sequence[dict[str, Any]], signature: dict[str, Any]) -> dict[str, Any]:
     """``per_judge`` and ``judge_agreement`` of a run with several judges (``{}`` with one).
 
-    Agreement is computed per pair with :func:`scoring.agreement.agreement` (first label; an unparsed
+    Agreement is computed per pair with :func:`.agreement.agreement` (first label; an unparsed
     answer is its own category) over the rows where neither judge nor the generation failed.
     """
     from .agreement import agreement
