@@ -11,73 +11,24 @@ Example:
 
 from __future__ import annotations
 
-import hashlib
 import os
 import re
-from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from . import registry
-from ._resources import bundled_dir
-from ._version import __version__
-from .out_folder import replaceable_entries
+from .building import BuildSummary, build
+from .building import builder_key as _builder_key
+from .building import cached_build as _cached_build
 from .registry import BenchmarkInfo
-from .sources import default_cache_dir
 
 if TYPE_CHECKING:  # imported where used: a run loads a cached build and needs neither
     from .install import InstalledDataset
 
 
-@dataclass(frozen=True)
-class BuildSummary:
-    """What a build wrote: the folder and its rows per config and split."""
-
-    name: str
-    path: Path
-    rows: dict[str, dict[str, int]]
-
-    def lines(self) -> list[str]:
-        out = [f"built {self.name} into {self.path}"]
-        for config, splits in self.rows.items():
-            out.append(f"  {config:<20} " + "  ".join(f"{s}: {n} rows" for s, n in splits.items()))
-        return out
-
-
 def list_benchmarks() -> list[BenchmarkInfo]:
     """Every benchmark convbench can build, with its configs, row counts and license."""
     return registry.benchmarks()
-
-
-def build(
-    name: str,
-    out: str | os.PathLike[str],
-    *,
-    sources: str | os.PathLike[str] | None = None,
-    data_dir: str | os.PathLike[str] | None = None,
-    progress: bool = True,
-    **options: Any,
-) -> BuildSummary:
-    """Build benchmark ``name`` into ``out`` as a Hub-layout dataset folder (parquet + card).
-
-    Args:
-        name: a benchmark from :func:`list_benchmarks` (``"nc"``).
-        out: the folder to write; missing, empty, or an earlier convbench build (replaced).
-        sources: a local mirror of the upstream files (default: ``$CONVBENCH_SOURCES``, else download).
-        data_dir: user-supplied data, for benchmarks whose data is not downloadable.
-        progress: show download progress bars.
-        options: builder-specific options (cocoeval: ``summarizer``, ``cleaner``, ``metadata_model``, each a
-            model spec or Backend with its ``*_options``, and ``cache``, the response cache file).
-    """
-    replaceable_entries(Path(out).resolve())  # refuse a wrong --out before downloading; export checks again
-    kwargs: dict[str, Any] = {"sources_dir": sources, "progress": progress, **options}
-    if data_dir is not None:
-        kwargs["data_dir"] = data_dir
-    from .hub import export
-
-    built = registry.builder(name).build(**kwargs)
-    path = export(built, out)
-    return BuildSummary(name=name, path=path, rows=built.split_rows())
 
 
 def load(
@@ -178,29 +129,3 @@ def _load_parquet(folder: Path, config: str | None, split: Any) -> Any:
         return None
     features = from_yaml(yaml_features) if yaml_features else None
     return datasets.load_dataset("parquet", name=name, data_files=files, features=features, split=split)
-
-
-def _cached_build(name: str, sources: Any, cache_dir: Any) -> Path:
-    root = Path(cache_dir) if cache_dir is not None else default_cache_dir()
-    folder = root / "hub" / f"{name}-{_builder_key(name)}"
-    if not (folder / "README.md").is_file():
-        build(name, folder, sources=sources)
-    return folder
-
-
-def _builder_key(name: str) -> str:
-    """A short hash of everything that shapes a build: version, builder code and data files (the NICO
-    sample's dialogues.jsonl, citation.bib...), card. Every file counts but Python's bytecode caches
-    and hidden files (an editor's swap file), so a new kind of data file cannot be missed."""
-    module = registry.builder(name)
-    folders = [Path(module.__file__).parent, bundled_dir("cards") / name]
-    digest = hashlib.sha256(__version__.encode())
-    for folder in folders:
-        for path in sorted(folder.rglob("*")):
-            rel = path.relative_to(folder)
-            if (not path.is_file() or path.suffix in {".pyc", ".pyo"}
-                    or any(part == "__pycache__" or part.startswith(".") for part in rel.parts)):
-                continue
-            digest.update(rel.as_posix().encode() + b"\0")
-            digest.update(hashlib.sha256(path.read_bytes()).digest())
-    return f"{__version__}-{digest.hexdigest()[:12]}"

@@ -1,7 +1,7 @@
 """The Benchmark interface: what a benchmark package gives the runner (``runner/pipeline.py``).
 
 A benchmark lives in its own folder (``nc/``, ``nico/``, ``cocoeval/``) and exposes one object
-(``BENCHMARK`` in its ``run.py``, listed in :data:`convbench_datasets.registry.RUNS`). The runner owns
+(``BENCHMARK`` in its ``run.py``, found through :mod:`convbench_datasets.registry`). The runner owns
 everything that is the same for every benchmark: the run folder and its lock, the response cache, the
 backends of each role and their life cycle, preflight, progress, resume, per-row errors, shards,
 signatures' common fields, and re-scoring a folder. The benchmark owns what is its own:
@@ -14,8 +14,9 @@ signatures' common fields, and re-scoring a folder. The benchmark owns what is i
 - ``check_records`` and ``rescore(records, signature, previous, options)``: results again from a run folder's records, no model called;
 - ``summary(results)`` and ``warnings(results)``: what ``convbench run`` and ``convbench score`` print.
 
-Adding a benchmark means a package with a builder and a ``run.py`` holding such an object, and a line in
-each of the registry's ``BUILDERS`` and ``RUNS``: nothing in ``runner/`` or the CLI names a benchmark.
+Adding a benchmark means a package with a builder and a ``run.py`` holding such an object, and one line:
+in the registry's ``BENCHMARKS``, or an entry point of an installed package (``convbench.benchmarks``):
+nothing in ``runner/`` or the CLI names a benchmark.
 
 Example:
     >>> from convbench_datasets.registry import get_benchmark

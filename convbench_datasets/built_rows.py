@@ -246,9 +246,9 @@ def built_folder(name: str, *, dataset: str | os.PathLike[str] | None = None,
         folder = Path(dataset)
         read_card(folder)  # a clear error now rather than at the first read
         return folder
-    from .api import _cached_build
+    from .building import cached_build
 
-    return _cached_build(name, sources, None)
+    return cached_build(name, sources, None)
 
 
 def elsewhere(dataset: str | os.PathLike[str] | None) -> bool:

@@ -1,23 +1,97 @@
-"""Which benchmarks exist and where their builders live (imported only when asked for)."""
+"""Which benchmarks exist and where their packages live (imported only when asked for).
+
+A benchmark is one package holding ``builder`` (``info()`` -> :class:`BenchmarkInfo`, ``build(...)`` ->
+``BuiltDataset``) and ``run`` (``BENCHMARK``, a :class:`convbench_datasets.benchmark.Benchmark`). It
+registers in one of two ways, each one line:
+
+- a benchmark of convbench: its line in :data:`BENCHMARKS`;
+- a benchmark in a package of its own, installed beside convbench: an entry point in the group
+  :data:`ENTRY_POINTS`, named after the benchmark, whose value is its package, e.g. in its
+  ``pyproject.toml``: ``[project.entry-points."convbench.benchmarks"]`` ``toy = "toybench"``. Nothing
+  in convbench is edited; ``convbench build/run/score/report`` find it by name.
+
+Entry points are read on the first look-up, not at import (reading them costs more than a short command).
+
+Example:
+    >>> BENCHMARKS["nc"], RUNS["nc"], BUILDERS["nc"]
+    ('convbench_datasets.nc', 'convbench_datasets.nc.run', 'convbench_datasets.nc.builder')
+"""
 
 from __future__ import annotations
 
 import importlib
+from collections.abc import Iterator, MutableMapping
 from dataclasses import dataclass
 from types import ModuleType
 from typing import TYPE_CHECKING
 
+from .answerers import BASELINE_ANSWERERS, import_object  # noqa: F401  (their former home: kept importable)
 from .errors import BuildError
 
 if TYPE_CHECKING:
     from .benchmark import Benchmark
 
-# name -> builder module. Each module provides info() -> BenchmarkInfo and build(...) -> BuiltDataset.
-BUILDERS: dict[str, str] = {
-    "nc": "convbench_datasets.nc.builder",
-    "nico": "convbench_datasets.nico.builder",
-    "cocoeval": "convbench_datasets.cocoeval.builder",
+# name -> the benchmark's package (its builder and run modules inside)
+BENCHMARKS: dict[str, str] = {
+    "nc": "convbench_datasets.nc",
+    "nico": "convbench_datasets.nico",
+    "cocoeval": "convbench_datasets.cocoeval",
 }
+ENTRY_POINTS = "convbench.benchmarks"
+
+
+def registered() -> dict[str, str]:
+    """Every benchmark's package by name: :data:`BENCHMARKS`, then the installed entry points.
+
+    Raises:
+        BuildError: an entry point reuses a name, or names more than a package (``module:attribute``).
+    """
+    from importlib.metadata import entry_points
+
+    found = dict(BENCHMARKS)
+    for ep in entry_points(group=ENTRY_POINTS):
+        where = f"entry point {ep.name!r} of group {ENTRY_POINTS!r} ({ep.value!r})"
+        if ep.name in found:
+            raise BuildError(f"{where}: a benchmark named {ep.name!r} exists already ({found[ep.name]})")
+        if ":" in ep.value:
+            raise BuildError(f"{where}: the value must be the benchmark's package (a module name), not an attribute")
+        found[ep.name] = ep.value
+    return found
+
+
+class _Modules(MutableMapping[str, str]):
+    """name -> one module of each registered benchmark (``builder`` or ``run``), filled on first use."""
+
+    def __init__(self, module: str) -> None:
+        self._module = module
+        self._table: dict[str, str] | None = None
+
+    def _entries(self) -> dict[str, str]:
+        if self._table is None:
+            self._table = {name: f"{package}.{self._module}" for name, package in registered().items()}
+        return self._table
+
+    def __getitem__(self, name: str) -> str:
+        return self._entries()[name]
+
+    def __setitem__(self, name: str, module: str) -> None:
+        self._entries()[name] = module
+
+    def __delitem__(self, name: str) -> None:
+        del self._entries()[name]
+
+    def __iter__(self) -> Iterator[str]:
+        return iter(self._entries())
+
+    def __len__(self) -> int:
+        return len(self._entries())
+
+    def __repr__(self) -> str:
+        return repr(self._entries())
+
+
+# name -> builder module. Each module provides info() -> BenchmarkInfo and build(...) -> BuiltDataset.
+BUILDERS: MutableMapping[str, str] = _Modules("builder")
 
 
 @dataclass(frozen=True)
@@ -40,11 +114,7 @@ def benchmarks() -> list[BenchmarkInfo]:
 
 
 # name -> module holding the benchmark's run object (``BENCHMARK``, a convbench_datasets.benchmark.Benchmark)
-RUNS: dict[str, str] = {
-    "nc": "convbench_datasets.nc.run",
-    "nico": "convbench_datasets.nico.run",
-    "cocoeval": "convbench_datasets.cocoeval.run",
-}
+RUNS: MutableMapping[str, str] = _Modules("run")
 # runs written before signatures named their benchmark were NC-Bench runs
 DEFAULT_RUN_BENCHMARK = "nc"
 
@@ -66,14 +136,3 @@ def get_benchmark(name: str) -> Benchmark:
 def run_benchmarks() -> list[Benchmark]:
     """Every benchmark that ``convbench run`` can run, in the registry's order."""
     return [get_benchmark(name) for name in RUNS]
-
-# baseline:NAME answerers that benchmarks provide (module:function, messages -> answer text)
-BASELINE_ANSWERERS: dict[str, str] = {
-    "smoke-judge": "convbench_datasets.nc.smoke_judge:smoke_judge_label",
-}
-
-
-def import_object(path: str) -> object:
-    """The object ``module:name`` names (imported now)."""
-    module, _, name = path.partition(":")
-    return getattr(importlib.import_module(module), name)

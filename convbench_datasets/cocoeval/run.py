@@ -54,7 +54,7 @@ from ..runner.error_rate import DEFAULT_MAX_ERROR_RATE
 from ..runner.run_folder import RunResult
 from ..runner.session import Session
 from ..runner.stage import complete
-from ..scoring.behavior_frequency import mean_with_interval, score_frequencies
+from .behavior_frequency import mean_with_interval, score_frequencies
 from .simulation import (
     COPIED_TURNS,
     COPY_PRESENCE_PENALTY,

@@ -45,7 +45,7 @@ from ..runner.cache import ResponseCache
 from ..runner.error_rate import DEFAULT_MAX_ERROR_RATE
 from ..runner.run_folder import RunResult
 from ..runner.session import Session
-from ..scoring.ncbench_action import PARSINGS, judge_row, parsing_name, score_actions
+from .ncbench_action import PARSINGS, judge_row, parsing_name, score_actions
 from .judge_output import ParsedJudgement
 from .judge_prompt import TemplateChoice, judge_messages, resolve_template, template_name
 from .patterns import RULES, pattern_table
@@ -355,10 +355,10 @@ def judge_view(record: dict[str, Any], k: int) -> dict[str, Any]:
 def score_judges(records: Sequence[dict[str, Any]], signature: dict[str, Any]) -> dict[str, Any]:
     """``per_judge`` and ``judge_agreement`` of a run with several judges (``{}`` with one).
 
-    Agreement is computed per pair with :func:`scoring.agreement.agreement` (first label; an unparsed
+    Agreement is computed per pair with :func:`.agreement.agreement` (first label; an unparsed
     answer is its own category) over the rows where neither judge nor the generation failed.
     """
-    from ..scoring.agreement import agreement
+    from .agreement import agreement
 
     specs = signature.get("judges") or []
     if len(specs) < 2:

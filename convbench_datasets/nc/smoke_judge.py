@@ -3,7 +3,7 @@
 It reads the numbered transcript in the judge prompt and answers ``Silence`` when the AGENT's last
 line is empty, ``Repeat`` when it says an earlier AGENT line again (ignoring case, spaces and
 punctuation), and ``Other`` otherwise. It lets ``convbench run nc`` go end to end with no model, server
-or network. The runner finds it by name in :data:`convbench_datasets.registry.BASELINE_ANSWERERS`.
+or network. The runner finds it by name in :data:`convbench_datasets.answerers.BASELINE_ANSWERERS`.
 """
 
 from __future__ import annotations

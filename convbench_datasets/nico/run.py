@@ -168,7 +168,7 @@ class NICOPlan:
     identify_scores: dict[str, Any] = field(default_factory=dict, init=False)
 
     def __post_init__(self) -> None:
-        from ..scoring.nico_generation import TOKENIZERS  # light: the metrics' heavy parts load when scoring
+        from .nico_generation import TOKENIZERS  # light: the metrics' heavy parts load when scoring
 
         if self.task is None:
             raise ConvbenchError("a NICO run needs --task (task=): open_domain, dialog_completion, identify_unnatural "
@@ -224,7 +224,7 @@ class NICOPlan:
                 "prompt_templates_sha256": templates_sha256()}
 
     def results(self, records: list[dict[str, Any]], signature: dict[str, Any]) -> dict[str, Any]:
-        from ..scoring.nico_generation import score_generation
+        from .nico_generation import score_generation
 
         failed = [r["error"] is not None for r in records]
         if self.task == "identify_unnatural":  # scored once, as the records were made (execute)
@@ -250,7 +250,7 @@ def too_long_error(answer: str, task: str | None = None) -> str | None:
         >>> too_long_error("好" * 2_001, "identify_unnatural")
         'answer line 1 is 2,001 characters long, over the limit of 2,000: not scored (counted as a failure)'
     """
-    from ..scoring.unnatural_prf import answer_limit_error  # the metrics load when scoring, not with the CLI
+    from .unnatural_prf import answer_limit_error  # the metrics load when scoring, not with the CLI
 
     if len(answer) > MAX_TEXT_CHARS:
         return (f"answer is {len(answer):,} characters long, over the metrics' limit of {MAX_TEXT_CHARS:,}: "
@@ -270,7 +270,7 @@ def score_identify(responses: list[str], golds: list[Any], failed: list[bool],
                    dialogues: list[Any] | None = None) -> tuple[dict[str, Any], list[dict[str, Any]]]:
     """``unnatural_sentence_prf`` with per-row scores; a failed row (a per-row error) scores P = R = 0.
     ``dialogues``: each row's dialogue turns (None where unknown): a line quoting one is a prediction."""
-    from ..scoring.unnatural_prf import _prf, answer_limit_error, score_unnatural
+    from .unnatural_prf import _prf, answer_limit_error, score_unnatural
 
     # an answer over the metric's per-answer limits fails its row too (callers that did not check it)
     failed = [bad or answer_limit_error(text) is not None for text, bad in zip(responses, failed)]
@@ -334,7 +334,7 @@ class NICOBenchmark:
 
     def rescore(self, records: list[dict[str, Any]], signature: dict[str, Any], previous: dict[str, Any],
                 options: Mapping[str, Any]) -> dict[str, Any]:
-        from ..scoring.nico_generation import score_generation
+        from .nico_generation import score_generation
 
         failed = [r.get("error") is not None for r in records]
         if signature.get("task") == "identify_unnatural":

@@ -1,7 +1,9 @@
 """``convbench report``: one self-contained HTML page (no network: images inline), plus PNG/SVG figures
 and CSV/Markdown tables, from one or more run folders.
 
-The page holds, per benchmark present: NC-Bench's tables in the paper's layout, one per set, with the
+The page holds, per benchmark present, the section its package's ``report`` module writes (a benchmark
+without one: a table of its runs' numeric results), then every run's signature. convbench's sections:
+NC-Bench's tables in the paper's layout, one per set, with the
 paper's published models beside the runs (marked † and shaded; ``reference=False`` hides them) and a
 note when a run's setup differs from the paper's, the repeat baseline's judge sanity (a warning below
 90%), a per-pattern bar chart, per-task accuracy, the top failure labels pooled over the runs of each judge
@@ -9,7 +11,7 @@ note when a run's setup differs from the paper's, the repeat baseline's judge sa
 that are not significant at 5% are marked "n.s."); NICO's metric tables; CoCoEval's grouped behaviour
 frequencies with interval whiskers, over all sources (the paper's Figure 3) and per source (its Table 11
 as bars), the overall ratings in its Table 4 layout and the mismatch, with a note for each run whose
-setup departs from the paper's; and every run's signature.
+setup departs from the paper's.
 """
 
 from __future__ import annotations
@@ -19,21 +21,17 @@ import html
 import io
 import json
 import os
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 from .._version import __version__
-from ..nc.paper_results import paper_results
 from ..extras import require
 from ..out_folder import replaceable_entries, staged
-from ..scoring.paired import compare_nc_runs
-from .figures import MISSING, cocoeval_figure, cocoeval_source_figure, nc_figure
-from .judges import judge_tables
+from .figures import MISSING
 from .runs import Run, load_runs
-from .tables import (OVERALL, PAPER_MARK, cocoeval_paper_differences, cocoeval_ratings_table, cocoeval_source_table,
-                     cocoeval_table, nc_failures,
-                     nc_failure_pools, nc_judge_sanity, nc_paper_differences, nc_pooled_failures, nc_set_tables, nc_table,
-                     nc_task_table, nico_table, paper_legend)
+
+PAPER_MARK = "†"  # marks a published column (a paper's numbers, not re-run here) in every table format
 
 _STYLE = """
 body{font-family:system-ui,sans-serif;margin:2rem;max-width:80rem;color:#222}
@@ -64,7 +62,7 @@ def _cell(value: Any) -> str:
     return str(value).replace("|", "\\|")
 
 
-def _html_table(frame: Any, marks: dict[tuple[Any, str], str] | None = None) -> str:
+def html_table(frame: Any, marks: dict[tuple[Any, str], str] | None = None) -> str:
     """An HTML table; ``marks`` adds a note to a cell ((index key, column) -> "n.s."); a column whose
     header carries the published mark (†) gets class ``paper``."""
     flat = frame.reset_index() if frame.index.name or getattr(frame.index, "names", [None])[0] else frame
@@ -81,7 +79,7 @@ def _html_table(frame: Any, marks: dict[tuple[Any, str], str] | None = None) -> 
     return f"<table><thead><tr>{head}</tr></thead><tbody>{''.join(body)}</tbody></table>"
 
 
-def _save_figure(fig: Any, folder: Path, name: str) -> str:
+def save_figure(fig: Any, folder: Path, name: str) -> str:
     """Write PNG and SVG files and return the PNG as a data URI for the page."""
     folder.mkdir(parents=True, exist_ok=True)
     fig.savefig(folder / f"{name}.svg", metadata={"Date": None})
@@ -91,170 +89,12 @@ def _save_figure(fig: Any, folder: Path, name: str) -> str:
     return "data:image/png;base64," + base64.b64encode(buffer.getvalue()).decode("ascii")
 
 
-def _save_table(frame: Any, folder: Path, name: str, legend: str | None = None) -> None:
+def save_table(frame: Any, folder: Path, name: str, legend: str | None = None) -> None:
     """CSV and Markdown; ``legend`` (what a mark in the headers means) is the Markdown's last line. The CSV
     stays plain data for other programs: its headers carry the mark and say "(paper, Table N)"."""
     folder.mkdir(parents=True, exist_ok=True)
     frame.to_csv(folder / f"{name}.csv")
     (folder / f"{name}.md").write_text(markdown_table(frame) + (f"\n{legend}\n" if legend else ""), encoding="utf-8")
-
-
-def _nc_section(runs: list[Run], out: Path, reference: bool = True) -> list[str]:
-    import pandas as pd
-
-    from ..nc.run import REPEAT_PATTERN, REPEAT_SANITY_WARNING, repeat_labels
-
-    table = nc_table(runs, reference=reference)
-    legend = paper_legend() if reference else None
-    _save_table(table, out / "tables", "nc_accuracy", legend)
-    parts = ["<h2>NC-Bench</h2><p>Accuracy (%) per pattern; set and overall rows are row-weighted averages.</p>"]
-    if reference:
-        parts.append(f"<p class='note paper-setup'>{html.escape(paper_legend())}</p>")
-        for run in runs:
-            differences = nc_paper_differences(run)
-            if differences:
-                parts.append(f"<p class='warning not-comparable'>{html.escape(run.name)}: not directly comparable with "
-                             f"the paper's numbers ({html.escape('; '.join(differences))}).</p>")
-    sanity = nc_judge_sanity(runs)
-    if len(sanity):
-        _save_table(sanity, out / "tables", "nc_judge_sanity")
-        parts.append(f"<h3>Judge sanity</h3><p>How often the judge labels the repeat baseline's verbatim repeats "
-                     f"{repeat_labels()} on {REPEAT_PATTERN} rows (a sound judge: near 100%).</p>")
-        for row in sanity.itertuples(index=False):
-            if row.below_warning_level:
-                parts.append(f"<p class='warning judge-sanity'>Warning: the judge {html.escape(str(row.judge))} labels "
-                             f"verbatim repeats {repeat_labels()} on only {row.labelled_repeat:.1f}% of {REPEAT_PATTERN} rows "
-                             f"({html.escape(row.run)}; below {REPEAT_SANITY_WARNING:.0f}%): its labels, and the "
-                             f"numbers of runs it judged, may not be trustworthy.</p>")
-        parts.append(_html_table(sanity))
-    marks: dict[tuple[Any, str], str] = {}  # ((set, pattern), run) -> "n.s."
-    comparisons = []
-    base = runs[0]
-    for other in runs[1:]:
-        try:
-            result = compare_nc_runs(other.records, base.records)
-        except ValueError:
-            comparisons.append({"model": other.name, "versus": base.name, "set": "", "pattern": "not compared: the runs scored different rows"})
-            continue
-        tests = [("Overall", "Overall", result["overall"])]
-        tests += [(s, "Overall", t) for s, t in result["per_set"].items()]
-        tests += [(*key.split("/", 1), t) for key, t in result["per_set_pattern"].items()]
-        for set_name, pattern, t in tests:
-            comparisons.append({"model": other.name, "versus": base.name, "set": set_name, "pattern": pattern,
-                                "difference": t["difference"], "low": t["interval"][0], "high": t["interval"][1],
-                                "p_bootstrap": t["p_bootstrap"], "p_randomization": t["p_randomization"],
-                                "significant": t["significant"]})
-            if not t["significant"]:
-                marks[((set_name, pattern), other.name)] = "n.s."
-    for set_name, frame in nc_set_tables(runs, reference=reference).items():
-        _save_table(frame, out / "tables", f"nc_{set_name}", legend)
-        number = f" (the paper's Table {paper_results().tables[set_name]})" if set_name in paper_results().tables else ""
-        set_marks = {(pattern, name): mark for ((s, pattern), name), mark in marks.items() if s == set_name}
-        parts.append(f"<h3>{html.escape(set_name)}{number}</h3>" + _html_table(frame, set_marks))
-    if (OVERALL, OVERALL) in table.index:
-        overall = table.loc[[(OVERALL, OVERALL)], [r.name for r in runs]]
-        overall_marks = {((OVERALL, OVERALL), name): mark for (key, name), mark in marks.items() if key == (OVERALL, OVERALL)}
-        parts.append("<h3>All sets</h3><p>Over every row a run scored (the paper reports no such average).</p>"
-                     + _html_table(overall, overall_marks))
-    if comparisons:
-        frame = pd.DataFrame(comparisons)
-        _save_table(frame, out / "tables", "nc_comparisons")
-        parts.append(f"<h3>Paired comparisons with {html.escape(base.name)}</h3>"
-                     "<p>Paired bootstrap and approximate randomisation over the same rows; "
-                     "n.s. marks differences not significant at 5%.</p>" + _html_table(frame))
-    figure = nc_figure(nc_table(runs, reference=False))  # the runs only: 7 more bars per pattern would hide them
-    parts.append(f"<img alt='NC-Bench accuracy per pattern' src='{_save_figure(figure, out / 'figures', 'nc_patterns')}'>")
-    tasks = nc_task_table(runs)
-    parts.append("<h3>Accuracy per upstream task</h3><p>The released aggregator's breakdown (the paper publishes "
-                 "none).</p>")
-    if tasks.attrs["omitted"]:
-        parts.append(f"<p class='note'>Not shown (their records carry no task): "
-                     f"{html.escape(', '.join(tasks.attrs['omitted']))}.</p>")
-    if len(tasks.columns):
-        _save_table(tasks, out / "tables", "nc_tasks")
-        parts.append(_html_table(tasks))
-    pools = nc_failure_pools(runs)  # the paper pools one judge's labels: never one judge's with another's
-    for number, (pool, members) in enumerate(pools, start=1):
-        pooled = nc_pooled_failures(members, reference=reference)
-        name = "nc_pooled_failures" if len(pools) == 1 else f"nc_pooled_failures_{number}"
-        _save_table(pooled, out / "tables", name, "; ".join(
-            [f"Pooled over {len(members)} run(s) with {pool}"]
-            + ([f"{PAPER_MARK} the paper's Table 5: pooled over its seven models and three sets."] if legend else [])))
-        parts.append(f"<h3>Top failures pooled over {len(members)} run(s), {html.escape(pool)}</h3><p>As the paper's "
-                     "Table 5: per pattern, over every row of every run and set judged by this judge and read this "
-                     "way, the pass rate, the label most failing rows carry and the share of failing rows that carry "
-                     "it" + (f"; {PAPER_MARK} columns: the paper's Table 5, pooled over its seven models and three "
-                     "sets, for the four patterns it reports" if reference else "") + ".</p>" + _html_table(pooled))
-    failures = nc_failures(runs)
-    _save_table(failures, out / "tables", "nc_failures")
-    parts.append("<h3>Top failure label per run, set and pattern</h3><p>Share of the pattern's failing rows "
-                 "that carry the label; the next labels follow.</p>" + _html_table(failures))
-    for name, title, frame in judge_tables(runs, published=reference):  # runs judged by several judges
-        _save_table(frame, out / "tables", name)
-        parts.append(f"<h3>{html.escape(title)}</h3>" + _html_table(frame))
-    return parts
-
-
-def _nico_section(runs: list[Run], out: Path) -> list[str]:
-    table, by_type = nico_table(runs), nico_table(runs, by_interaction_type=True)
-    _save_table(table, out / "tables", "nico_scores")
-    parts = ["<h2>NICO</h2><p>Scores in percent (avg_len in tokens).</p>", _html_table(table)]
-    if len(by_type):
-        _save_table(by_type, out / "tables", "nico_by_interaction_type")
-        parts += ["<h3>By interaction type</h3>", _html_table(by_type)]
-    return parts
-
-
-def _cocoeval_section(runs: list[Run], out: Path) -> list[str]:
-    import pandas as pd
-
-    frame = cocoeval_table(runs)
-    _save_table(frame, out / "tables", "cocoeval_frequencies")
-    parts = ["<h2>CoCoEvalBench</h2>"]
-    for run in runs:
-        differences = cocoeval_paper_differences(run)
-        if differences:
-            parts.append(f"<p class='warning not-paper-setup'>{html.escape(run.name)}: not the paper's setup "
-                         f"({html.escape('; '.join(differences))}).</p>")
-    if len(frame):
-        figure = _save_figure(cocoeval_figure(frame), out / "figures", "cocoeval_behaviours")
-        parts.append(f"<h3>All sources (the paper's Figure 3)</h3><img alt='Behaviour frequencies' src='{figure}'>")
-    by_source = cocoeval_source_table(runs)
-    if len(by_source):
-        _save_table(by_source, out / "tables", "cocoeval_frequencies_per_source")
-        figure = _save_figure(cocoeval_source_figure(by_source), out / "figures", "cocoeval_behaviours_per_source")
-        parts.append(f"<h3>Per source (the paper's Table 11, as bars)</h3><img alt='Behaviour frequencies per source' "
-                     f"src='{figure}'>")
-    ratings = cocoeval_ratings_table(runs)
-    if len(ratings):
-        _save_table(ratings, out / "tables", "cocoeval_ratings")
-        parts += ["<h3>Overall ratings (1-10; the paper's Table 4 layout)</h3><p>Mean judge rating over the compared "
-                  "continuations, with percentile-bootstrap 95% intervals (low, high).</p>", _html_table(ratings)]
-    rows = []
-    for run in runs:
-        if "mismatch" in run.results:
-            rows.append({"who": run.name, "scale": "mismatch (%, convbench's)", "mean": run.results["mismatch"],
-                         "low": run.results.get("intervals", {}).get("mismatch", [None, None])[0],
-                         "high": run.results.get("intervals", {}).get("mismatch", [None, None])[1]})
-            # the noise floor beside it: what a simulator identical to the humans would score (older runs: n/a)
-            rows.append({"who": run.name, "scale": "mismatch noise floor (%, two halves of its human data)",
-                         "mean": run.results.get("mismatch_floor"), "low": None, "high": None})
-    overall = pd.DataFrame(rows, columns=["who", "scale", "mean", "low", "high"]).drop_duplicates()
-    _save_table(overall, out / "tables", "cocoeval_overall")
-    parts += ["<h3>Mismatch</h3>", _html_table(overall), _cocoeval_mismatch_note(runs),
-              "<h3>Frequencies</h3>", _html_table(frame)]
-    return parts
-
-
-def _cocoeval_mismatch_note(runs: list[Run]) -> str:
-    """What the mismatch is (convbench's, with a noise floor) and each run's cut simulation replies."""
-    cuts = "; ".join(f"{html.escape(r.name)}: {r.results.get('simulation_cut_replies', 0)} cut replies, "
-                     f"{r.results.get('excluded', {}).get('simulation_cut', 0)} instances excluded" for r in runs)
-    return ("<p>The mismatch is convbench's addition, not a statistic of the CoCoEval paper: total absolute "
-            "difference of the per-type means over the total human mean. Sampling noise keeps it above 0 even "
-            "for a simulator identical to the humans; the floor row estimates that level from two halves of the "
-            "human data. Simulation replies cut at the token limit (asked again once with twice the limit; a "
-            f"second cut excludes the instance): {cuts}.</p>")
 
 
 def errors_note(runs: list[Run]) -> str:
@@ -265,7 +105,35 @@ def errors_note(runs: list[Run]) -> str:
             f"failures, or for CoCoEval as excluded instances): {counts}.</p>")
 
 
-SECTIONS = {"nc": _nc_section, "nico": _nico_section, "cocoeval": _cocoeval_section}
+def section_of(benchmark: str) -> Callable[[list[Run], Path, bool], list[str]]:
+    """The page section of ``benchmark``: ``section(runs, out, reference)`` in its package's ``report``
+    module (``convbench_datasets/nc/report.py``), else :func:`results_section`."""
+    import importlib
+    import importlib.util
+
+    from ..registry import registered
+
+    package = registered().get(benchmark)
+    if package is not None and importlib.util.find_spec(f"{package}.report") is not None:
+        return importlib.import_module(f"{package}.report").section  # type: ignore[no-any-return]
+    return results_section
+
+
+def results_section(runs: list[Run], out: Path, reference: bool = True) -> list[str]:
+    """A benchmark without a section of its own (one an installed package registers): each run's numeric
+    top-level results, one column per run, named after the benchmark (``tables/<benchmark>_results``)."""
+    import pandas as pd
+
+    name = runs[0].benchmark
+    rows: dict[str, dict[str, Any]] = {}
+    for run in runs:
+        for key, value in run.results.items():
+            if isinstance(value, (int, float)) and not isinstance(value, bool):
+                rows.setdefault(key, {})[run.name] = value
+    table = pd.DataFrame.from_dict(rows, orient="index").rename_axis("result")
+    save_table(table, out / "tables", f"{name}_results")
+    return [f"<h2>{html.escape(name)}</h2><p>The runs' numeric results, as each run's results.json holds them.</p>",
+            html_table(table)]
 
 
 def write_report(paths: list[str | os.PathLike[str]], out: str | os.PathLike[str], reference: bool = True) -> Path:
@@ -291,11 +159,13 @@ def _write_page(runs: list[Run], folder: Path, reference: bool) -> None:
     parts = [f"<!doctype html><html lang='en'><head><meta charset='utf-8'><title>convbench report</title>"
              f"<style>{_STYLE}</style></head><body><h1>convbench report</h1>"
              f"<p>{len(runs)} run(s); made by convbench {html.escape(__version__)}.</p>"]
-    for benchmark, section in SECTIONS.items():
+    from ..registry import registered
+
+    order = list(registered())  # the registry's order, then benchmarks it no longer knows
+    for benchmark in sorted(dict.fromkeys(r.benchmark for r in runs), key=lambda b: order.index(b) if b in order else len(order)):
         chosen = [r for r in runs if r.benchmark == benchmark]
-        if chosen:
-            parts += section(chosen, folder, reference) if benchmark == "nc" else section(chosen, folder)
-            parts.append(errors_note(chosen))
+        parts += section_of(benchmark)(chosen, folder, reference)
+        parts.append(errors_note(chosen))
     parts.append("<h2>Signatures</h2>")
     for run in runs:
         signature = json.dumps(run.signature, indent=2, ensure_ascii=False)

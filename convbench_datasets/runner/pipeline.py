@@ -45,7 +45,7 @@ from .run_folder import (
 )
 from .sample import stratified_sample
 from .session import Session
-from .shards import check_shard, select_shard, shard_signature
+from .shard_rows import check_shard, select_shard, shard_signature
 
 Spec = str | Backend
 logger = logging.getLogger(__name__)

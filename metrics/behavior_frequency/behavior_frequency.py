@@ -1,12 +1,12 @@
 # An evaluate module over convbench's scoring code: the logic lives in
-# convbench_datasets.scoring.behavior_frequency and is callable without evaluate.
+# convbench_datasets.cocoeval.behavior_frequency and is callable without evaluate.
 from __future__ import annotations
 
 import datasets
 import evaluate
 
 from convbench_datasets.cocoeval.references import citation
-from convbench_datasets.scoring.behavior_frequency import score_frequencies
+from convbench_datasets.cocoeval.behavior_frequency import score_frequencies
 
 _DESCRIPTION = """
 CoCoEval behaviour frequencies: the mean number of occurrences of each inconsistent or

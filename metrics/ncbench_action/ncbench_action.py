@@ -1,12 +1,12 @@
 # An evaluate module over convbench's scoring code: the logic lives in
-# convbench_datasets.scoring.ncbench_action and is callable without evaluate.
+# convbench_datasets.nc.ncbench_action and is callable without evaluate.
 from __future__ import annotations
 
 import datasets
 import evaluate
 
 from convbench_datasets.nc.references import citation
-from convbench_datasets.scoring.ncbench_action import score_actions
+from convbench_datasets.nc.ncbench_action import score_actions
 
 _CITATION = citation()
 

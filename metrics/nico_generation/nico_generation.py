@@ -1,13 +1,13 @@
 # An evaluate module over convbench's scoring code: the logic lives in
-# convbench_datasets.scoring.nico_generation and is callable without evaluate.
+# convbench_datasets.nico.nico_generation and is callable without evaluate.
 from __future__ import annotations
 
 import datasets
 import evaluate
 
 from convbench_datasets.nico.references import citation
-from convbench_datasets.scoring.nico_generation import MAX_TEXT_CHARS
-from convbench_datasets.scoring.nico_generation import score_generation
+from convbench_datasets.nico.nico_generation import MAX_TEXT_CHARS
+from convbench_datasets.nico.nico_generation import score_generation
 
 _DESCRIPTION = """
 NICO generation metrics for Chinese dialogue: BLEU-1/2 (corpus, sacrebleu's formula), ROUGE-L

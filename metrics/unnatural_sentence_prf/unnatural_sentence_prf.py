@@ -1,16 +1,16 @@
 # An evaluate module over convbench's scoring code: the logic lives in
-# convbench_datasets.scoring.unnatural_prf and is callable without evaluate.
+# convbench_datasets.nico.unnatural_prf and is callable without evaluate.
 from __future__ import annotations
 
 import datasets
 import evaluate
 
 from convbench_datasets.nico.references import citation
-from convbench_datasets.scoring.unnatural_prf import MAX_ANSWER_LINES
-from convbench_datasets.scoring.unnatural_prf import MAX_LINE_CHARS
-from convbench_datasets.scoring.unnatural_prf import MAX_SENTENCES
-from convbench_datasets.scoring.unnatural_prf import MAX_TEXT_CHARS
-from convbench_datasets.scoring.unnatural_prf import score_unnatural
+from convbench_datasets.nico.unnatural_prf import MAX_ANSWER_LINES
+from convbench_datasets.nico.unnatural_prf import MAX_LINE_CHARS
+from convbench_datasets.nico.unnatural_prf import MAX_SENTENCES
+from convbench_datasets.nico.unnatural_prf import MAX_TEXT_CHARS
+from convbench_datasets.nico.unnatural_prf import score_unnatural
 
 _DESCRIPTION = """
 Finding the unnatural sentences of a dialogue (NICO). Each model answer is read as one sentence per

@@ -8,15 +8,12 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from convbench_datasets.scoring.behavior_frequency import score_frequencies
-from convbench_datasets.scoring.bootstrap_stderr import (
-    frequency_stderr,
-    generation_stderr,
-    identify_stderr,
-    replicate_stderr,
-)
-from convbench_datasets.scoring.nico_generation import pair_statistics, score_generation
-from convbench_datasets.scoring.unnatural_prf import score_unnatural
+from convbench_datasets.cocoeval.behavior_frequency import score_frequencies
+from convbench_datasets.cocoeval.stderr import frequency_stderr
+from convbench_datasets.nico.nico_generation import pair_statistics, score_generation
+from convbench_datasets.nico.stderr import generation_stderr, identify_stderr
+from convbench_datasets.nico.unnatural_prf import score_unnatural
+from convbench_datasets.scoring.resample import replicate_stderr
 
 PREDICTIONS = ["我 很 好", "你 好 吗 吗", "他 们 来 了", "", "好 的 好 的", "我 不 知 道"]
 REFERENCES = ["我 很 好", "你 好", "他 们 走 了", "嗯", "好 的", "我 知 道 了"]

@@ -10,7 +10,7 @@ ratings (``judge_prompt``, ``parse_behaviours``, ``parse_overall``, with the sam
 keeps the run's record (``_record``). The metric is ``score_records`` over the epoch's instances: per
 behaviour type the mean frequency in simulated and human continuations, the mismatch, the mean
 ratings, each with its standard error ``<key>_stderr`` (the spread of the bootstrap resamples behind
-the run's intervals: ``scoring.bootstrap_stderr``), how many instances were scored (``n``) and
+the run's intervals: ``cocoeval.stderr``), how many instances were scored (``n``) and
 compared (``n_compared``), and ``errors``.
 
 A reply that is no answer (``output_error``: withheld by a content filter, or empty and cut at the
@@ -63,7 +63,7 @@ from ...cocoeval.run import (
     simulation_token_limit,
 )
 from ...counts import MAX_REPAIRS, MAX_RESAMPLES, check_count, check_seed
-from ...scoring.bootstrap_stderr import frequency_stderr
+from ...cocoeval.stderr import frequency_stderr
 from ._common import (
     NO_OUTPUT,
     chat_messages,

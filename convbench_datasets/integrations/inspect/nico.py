@@ -7,7 +7,7 @@ epoch: BLEU-1/2 are corpus BLEU and Distinct-n, ROUGE-L, length (and BERTScore F
 ``bertscore_model``) are ``score_generation`` over all the epoch's turns, P/R/F1 of identification
 ``score_identify``'s macro averages; never means of per-sample values computed by inspect. Beside each
 metric its standard error ``<metric>_stderr``: a bootstrap over the epoch's samples (1,000 resamples,
-seed 0; ``scoring.bootstrap_stderr``), each resample scored as the metric scores the epoch (corpus BLEU
+seed 0; ``nico.stderr``), each resample scored as the metric scores the epoch (corpus BLEU
 from the resample's summed statistics; F1 from its averaged P and R). A sample's own score value
 (ROUGE-L and length of its turn, or its precision and recall) is for reading only.
 
@@ -37,7 +37,7 @@ from ...nico.tasks import TASKS
 from ...nico.run import SHOTS, clean_turn, dialogue_turns, score_identify, too_long_error
 from ...nico.run import read_rows as _rows
 from ...scoring.bertscore import check_available, compute_bertscore
-from ...scoring.bootstrap_stderr import N_BOOTSTRAP, SEED, generation_stderr, identify_stderr
+from ...nico.stderr import N_BOOTSTRAP, SEED, generation_stderr, identify_stderr
 from ...scoring.nico_generation import TOKENIZERS, pair_statistics, score_generation
 from ._common import finish_reason, greedy, mean_over_epochs, output_error, task_metadata
 

@@ -18,7 +18,7 @@
   scores of one sample list are computed once and shared by the task's metrics.
 - standard errors: lm-eval bootstraps only its own aggregations and reports N/A for a custom one, so
   each metric has a companion metric ``<metric>_stderr`` whose aggregation is convbench's bootstrap
-  (``scoring.bootstrap_stderr``: 1,000 resamples of the samples, seed 0, each scored as the metric
+  (``nico.stderr``: 1,000 resamples of the samples, seed 0, each scored as the metric
   scores them all; lm-eval's ``--bootstrap_iters`` does not change it). lm-eval stores a metric's
   standard error under ``<metric>_stderr``, N/A for these, and then the companion's value under the
   same key: ``process_results`` lists the companions after all the metrics, so the value is written
@@ -38,7 +38,7 @@ from ...nico.prompts import pick_shots, render_prompt
 from ...nico.tasks import TASKS
 from ...nico.run import SHOTS, clean_turn, dialogue_turns, score_identify, too_long_error
 from ...nico.run import read_rows as _rows
-from ...scoring.bootstrap_stderr import N_BOOTSTRAP, SEED, generation_stderr, identify_stderr
+from ...nico.stderr import N_BOOTSTRAP, SEED, generation_stderr, identify_stderr
 from ...scoring.nico_generation import TOKENIZERS, pair_statistics, score_generation
 from ._options import task_options
 

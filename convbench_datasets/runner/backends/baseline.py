@@ -4,8 +4,8 @@
 - ``baseline:repeat`` repeats the previous assistant turn verbatim (empty when there is none). On
   Repeat Request rows it is the ideal answer, so the rate at which a judge labels it ``Repeat`` there
   is a sanity check of the judge;
-- ``baseline:NAME`` for a NAME in :data:`convbench_datasets.registry.BASELINE_ANSWERERS`: an answerer a
-  benchmark provides (a function from messages to the answer text), such as a smoke-test judge.
+- ``baseline:NAME`` for a NAME in :data:`convbench_datasets.answerers.BASELINE_ANSWERERS` (or its
+  entry-point group): an answerer a benchmark provides (a function from messages to the answer text), such as a smoke-test judge.
 """
 
 from __future__ import annotations
@@ -31,11 +31,12 @@ def _answerer(name: str) -> Callable[[Messages], str]:
         return lambda messages: ""
     if name == "repeat":
         return previous_assistant_turn
-    from ...registry import BASELINE_ANSWERERS, import_object
+    from ...answerers import answerer, answerer_names
 
-    if name not in BASELINE_ANSWERERS:
-        raise ConvbenchError(f"unknown baseline {name!r}; choose one of {', '.join([*BASELINES, *BASELINE_ANSWERERS])}")
-    return import_object(BASELINE_ANSWERERS[name])  # type: ignore[no-any-return]
+    found = answerer(name)
+    if found is None:
+        raise ConvbenchError(f"unknown baseline {name!r}; choose one of {', '.join([*BASELINES, *answerer_names()])}")
+    return found
 
 
 class BaselineBackend(Backend):
