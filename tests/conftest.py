@@ -4,6 +4,8 @@ named by CONVBENCH_SOURCES, else they are downloaded once, else the tests that n
 from __future__ import annotations
 
 import os
+import subprocess
+import sys
 import tempfile
 from collections.abc import Iterator
 from pathlib import Path
@@ -111,3 +113,15 @@ def cocoeval_built(qmsum_iq2_sources: Path, tmp_path_factory: pytest.TempPathFac
     out = tmp_path_factory.mktemp("hub") / "cocoeval"
     build("cocoeval", out, sources=qmsum_iq2_sources, progress=False)
     return out
+
+
+@pytest.fixture(scope="session")
+def built_wheel(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """The wheel of this checkout, built once per session offline (the test venv's hatchling, a test extra)."""
+    pytest.importorskip("hatchling", reason="hatchling (a test extra) builds the wheel offline")
+    root = tmp_path_factory.mktemp("wheel")
+    done = subprocess.run([sys.executable, "-m", "pip", "wheel", str(Path(__file__).resolve().parents[1]), "--no-deps",
+                           "--no-build-isolation", "-q", "-w", str(root)], capture_output=True, text=True, timeout=300)
+    assert done.returncode == 0, f"pip wheel:\n{done.stdout}\n{done.stderr}"
+    (wheel,) = root.glob("convbench-*.whl")
+    return wheel

@@ -84,25 +84,37 @@ def test_a_copy_convbench_did_not_install_is_never_touched(nico_built: Path, tmp
     assert loaded.returncode == 0, loaded.stderr  # ours is the newest, so the one loaded
 
 
-def test_reinstall_replaces_only_our_earlier_install(nico_built: Path, tmp_path: Path) -> None:
+def _install_here(monkeypatch: pytest.MonkeyPatch, hf_home: Path, *argv: str) -> int:
+    """`convbench install` in this process, into ``hf_home`` (what a fresh process with HF_HOME=hf_home and
+    no HF_DATASETS_CACHE reads as datasets' cache). For the checks that load nothing afterwards."""
+    import datasets
+
+    from convbench_datasets.cli import main
+
+    monkeypatch.setattr(datasets.config, "HF_DATASETS_CACHE", hf_home / "datasets")
+    return main(["install", *argv, "--no-progress"])
+
+
+def test_reinstall_replaces_only_our_earlier_install(nico_built: Path, tmp_path: Path,
+                                                     monkeypatch: pytest.MonkeyPatch) -> None:
     import shutil
 
-    env = _env(tmp_path / "hf")
-    assert _cli(env, "install", "nico", "--dataset", str(nico_built)).returncode == 0
+    assert _install_here(monkeypatch, tmp_path / "hf", "nico", "--dataset", str(nico_built)) == 0
     root = tmp_path / "hf" / "datasets" / "convbench___nico"
     first = sorted(root.glob("*/*/*"))
     changed = tmp_path / "nico"
     shutil.copytree(nico_built, changed)
     (changed / "LICENSE").write_text("changed\n")  # another build: other hashes
-    assert _cli(env, "install", "nico", "--dataset", str(changed)).returncode == 0
+    assert _install_here(monkeypatch, tmp_path / "hf", "nico", "--dataset", str(changed)) == 0
     second = sorted(root.glob("*/*/*"))
     assert len(second) == len(first) and not set(first) & set(second)  # the earlier install is gone, not doubled
 
 
-def test_a_folder_that_is_not_a_build_is_refused(tmp_path: Path) -> None:
+def test_a_folder_that_is_not_a_build_is_refused(tmp_path: Path, monkeypatch: pytest.MonkeyPatch,
+                                                 capsys: pytest.CaptureFixture[str]) -> None:
     (tmp_path / "nc").mkdir()
-    done = _cli(_env(tmp_path / "hf"), "install", "nc", "--dataset", str(tmp_path / "nc"))
-    assert done.returncode == 1 and "is not a convbench build of nc" in done.stderr
+    assert _install_here(monkeypatch, tmp_path / "hf", "nc", "--dataset", str(tmp_path / "nc")) == 1
+    assert "is not a convbench build of nc" in capsys.readouterr().err
 
 
 def test_a_map_on_another_config_makes_a_nameless_load_refuse_never_return_that_config(

@@ -3,6 +3,8 @@ evaluate in a process where convbench_datasets cannot be imported and give the p
 
 from __future__ import annotations
 
+import contextlib
+import io
 import json
 import os
 import re
@@ -12,6 +14,7 @@ from pathlib import Path
 
 import pytest
 
+from convbench_datasets.cli import main
 from convbench_datasets.errors import ConvbenchError
 from convbench_datasets.standalone import _check_requirements, metric_names
 
@@ -43,8 +46,10 @@ CASES = {
     },
 }
 
+# Every exported metric in one process (importing evaluate imports transformers and torch, ~10 s a
+# process): each is loaded from its own folder, and its result or error is kept by name.
 LOAD = """
-import json, sys
+import json, sys, traceback
 try:
     import convbench_datasets
 except ImportError:
@@ -52,8 +57,13 @@ except ImportError:
 else:
     sys.exit("convbench_datasets is importable: the test would prove nothing")
 import evaluate
-folder, kwargs = sys.argv[1], json.loads(sys.argv[2])
-print(json.dumps(evaluate.load(folder).compute(**kwargs)))
+out = {}
+for folder, kwargs in json.loads(sys.argv[1]):
+    try:
+        out[folder] = {"scores": evaluate.load(folder).compute(**kwargs)}
+    except Exception:
+        out[folder] = {"error": traceback.format_exc()}
+print(json.dumps(out))
 """
 
 
@@ -81,25 +91,35 @@ def exported(tmp_path_factory: pytest.TempPathFactory) -> Path:
     return out
 
 
+@pytest.fixture(scope="module")
+def loaded_without_convbench(exported: Path, tmp_path_factory: pytest.TempPathFactory) -> dict[str, dict]:
+    """Each exported metric loaded by evaluate from its folder and computed on its case, in a process where
+    convbench_datasets cannot be imported: {name: {"scores": ...} or {"error": traceback}}."""
+    tmp = tmp_path_factory.mktemp("no-convbench")
+    # A stub first on the path makes `import convbench_datasets` fail, as on a machine without convbench.
+    stub = tmp / "stub" / "convbench_datasets"
+    stub.mkdir(parents=True)
+    (stub / "__init__.py").write_text("raise ImportError('convbench is not installed here')\n")
+    env = {**os.environ, "PYTHONPATH": str(stub.parent), "HF_HOME": str(tmp / "hf"), "HF_EVALUATE_OFFLINE": "1"}
+    env.pop("HF_MODULES_CACHE", None)
+    cases = [(str(exported / name), kwargs) for name, kwargs in sorted(CASES.items())]
+    done = subprocess.run([sys.executable, "-c", LOAD, json.dumps(cases)], env=env, cwd=tmp, capture_output=True,
+                          text=True, timeout=300)
+    assert done.returncode == 0, done.stderr
+    return {Path(folder).name: result for folder, result in json.loads(done.stdout).items()}
+
+
 @pytest.mark.parametrize("name", sorted(CASES))
-def test_exported_metric_runs_without_convbench(name: str, exported: Path, tmp_path: Path) -> None:
+def test_exported_metric_runs_without_convbench(name: str, exported: Path, loaded_without_convbench: dict) -> None:
     folder = exported / name
     assert sorted(p.name for p in folder.iterdir()) == sorted(
         [f"{name}.py", "_convbench_scoring.py", "README.md", "requirements.txt", ".convbench-build"])
     module = (folder / f"{name}.py").read_text()
     assert not re.search(r"^\s*(from|import)\s+convbench_datasets", module, re.M)
     assert re.search(r"^from \._convbench_scoring import ", module, re.M)  # one line: evaluate's loader copies that file
-    # A stub first on the path makes `import convbench_datasets` fail, as on a machine without convbench.
-    stub = tmp_path / "stub" / "convbench_datasets"
-    stub.mkdir(parents=True)
-    (stub / "__init__.py").write_text("raise ImportError('convbench is not installed here')\n")
-    env = {**os.environ, "PYTHONPATH": str(stub.parent), "HF_HOME": str(tmp_path / "hf"), "HF_EVALUATE_OFFLINE": "1"}
-    env.pop("HF_MODULES_CACHE", None)
-    kwargs = CASES[name]
-    done = subprocess.run([sys.executable, "-c", LOAD, str(folder), json.dumps(kwargs)], env=env, cwd=tmp_path,
-                          capture_output=True, text=True, timeout=300)
-    assert done.returncode == 0, done.stderr
-    assert json.loads(done.stdout) == _package_scores(name, kwargs)
+    result = loaded_without_convbench[name]
+    assert "error" not in result, result.get("error")
+    assert result["scores"] == _package_scores(name, CASES[name])
 
 
 def test_requirements_must_cover_every_third_party_import(tmp_path: Path) -> None:
@@ -114,8 +134,11 @@ def test_requirements_must_cover_every_third_party_import(tmp_path: Path) -> Non
 
 
 def _export(out: Path, *names: str) -> subprocess.CompletedProcess:
-    return subprocess.run([sys.executable, "-m", "convbench_datasets.cli", "metrics", "export", *names, "--out",
-                           str(out)], capture_output=True, text=True, timeout=120)
+    """`convbench metrics export` in this process (the ``exported`` fixture runs it as a command)."""
+    err = io.StringIO()
+    with contextlib.redirect_stderr(err), contextlib.redirect_stdout(io.StringIO()) as printed:
+        code = main(["metrics", "export", *names, "--out", str(out)])
+    return subprocess.CompletedProcess(["convbench", "metrics", "export", *names], code, printed.getvalue(), err.getvalue())
 
 
 def test_export_never_replaces_a_users_file(tmp_path: Path) -> None:

@@ -13,7 +13,6 @@ from pathlib import Path
 
 import pytest
 
-REPO = Path(__file__).resolve().parents[1]
 
 
 def _run(argv: list[str], **kwargs: object) -> subprocess.CompletedProcess:
@@ -23,12 +22,10 @@ def _run(argv: list[str], **kwargs: object) -> subprocess.CompletedProcess:
 
 
 @pytest.fixture(scope="module")
-def wheel_venv(tmp_path_factory: pytest.TempPathFactory) -> Path:
+def wheel_venv(built_wheel: Path, tmp_path_factory: pytest.TempPathFactory) -> Path:
     """A fresh venv with only the wheel of this checkout installed (and the test venv's dependencies)."""
-    root = tmp_path_factory.mktemp("wheel")
-    _run([sys.executable, "-m", "pip", "wheel", str(REPO), "--no-deps", "--no-build-isolation", "-q", "-w", str(root)])
-    (wheel,) = root.glob("convbench-*.whl")
-    venv = root / "venv"
+    wheel = built_wheel
+    venv = tmp_path_factory.mktemp("wheel-venv") / "venv"
     _run([sys.executable, "-m", "venv", "--without-pip", str(venv)])
     python = venv / "bin" / "python"
     _run([sys.executable, "-m", "pip", "--python", str(python), "install", "--no-deps", "--no-index", "-q", str(wheel)])

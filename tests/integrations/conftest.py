@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import functools
 import shutil
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -35,3 +37,24 @@ def nico_none_line(nico_built: Path, tmp_path_factory: pytest.TempPathFactory) -
 def quote_none_line(messages: list[dict[str, str]]) -> str:
     """Quotes ``NONE_LINE`` where the prompt's dialogue has it, else answers "none" (无)."""
     return NONE_LINE if NONE_LINE in messages[-1]["content"] else "无"
+
+
+@pytest.fixture(scope="session", autouse=True)
+def installed_distributions_read_once() -> Iterator[None]:
+    """inspect names the distribution of each eval's task in its log. For convbench's tasks its fast path
+    misses (the import name, convbench_datasets, is not the distribution's, convbench), and it reads the
+    file list of every installed distribution (importlib.metadata.packages_distributions), 1-2 s per eval.
+    Nothing is installed into this interpreter during a test run, so the suite reads that table once."""
+    try:
+        from inspect_ai._util import package
+    except ImportError:
+        package = None
+    original = getattr(package, "packages_distributions", None)
+    if original is None:  # no inspect_ai, or one that no longer looks there: nothing to spare
+        yield
+        return
+    package.packages_distributions = functools.cache(original)
+    try:
+        yield
+    finally:
+        package.packages_distributions = original

@@ -49,12 +49,8 @@ def test_importing_convbench_does_not_import_lm_eval() -> None:
     assert done.stdout.strip() == "[]"
 
 
-def test_the_wheel_ships_the_task_folder(tmp_path: Path) -> None:
-    pytest.importorskip("hatchling", reason="hatchling (a test extra) builds the wheel offline")
-    subprocess.run([sys.executable, "-m", "pip", "wheel", str(ROOT), "--no-deps", "--no-build-isolation", "-q", "-w",
-                    str(tmp_path)], check=True, capture_output=True, timeout=300)
-    (wheel,) = tmp_path.glob("convbench-*.whl")
-    names = set(zipfile.ZipFile(wheel).namelist())
+def test_the_wheel_ships_the_task_folder(built_wheel: Path) -> None:
+    names = set(zipfile.ZipFile(built_wheel).namelist())
     folder = "convbench_datasets/integrations/lm_eval/tasks/"
     assert {folder + name for name in [*TASKS, "utils.py", "_nc_yaml", "_nico_generation_yaml", "_nico_identify_yaml"]} <= names
 
@@ -107,14 +103,16 @@ def test_score_from_lm_eval_needs_no_lm_eval(nc_built: Path, tmp_path: Path) -> 
     assert [r["labels"] for r in map(json.loads, (tmp_path / "run" / "records.jsonl").read_text().splitlines())] == [["Silence"]] * 5
 
 
-def test_a_missing_chat_template_flag_is_one_line_from_the_shell(nc_sources: Path, tmp_path: Path) -> None:
+def test_a_missing_chat_template_flag_is_one_line_from_the_shell(nc_built: Path, tmp_path: Path) -> None:
     # lm-eval's command line prints the traceback of any error a task raises; convbench's usage errors end
-    # it with one line instead (#24). lm-eval's own `dummy` model: nothing is asked of it before the error
+    # it with one line instead (#24). lm-eval's own `dummy` model: nothing is asked of it before the error.
+    # The session's build as the dataset (--metadata), so that the command does not build NC-Bench again.
     pytest.importorskip("lm_eval", reason="lm-eval is not installed (pip install -e \".[lm-eval]\")")
-    env = {**os.environ, "CONVBENCH_SOURCES": str(nc_sources), "CONVBENCH_CACHE": str(tmp_path / "cache"),
-           "HF_HUB_OFFLINE": "1", "HF_DATASETS_OFFLINE": "1", "HF_HOME": str(tmp_path / "hf")}
+    env = {**os.environ, "CONVBENCH_CACHE": str(tmp_path / "cache"), "HF_HUB_OFFLINE": "1", "HF_DATASETS_OFFLINE": "1",
+           "HF_HOME": str(tmp_path / "hf")}
     command = [str(Path(sys.executable).with_name("lm_eval")), "--model", "dummy", "--tasks", "convbench_nc_basic",
-               "--include_path", str(tasks_path()), "--limit", "2", "--log_samples", "--output_path", str(tmp_path / "out")]
+               "--include_path", str(tasks_path()), "--metadata", json.dumps({"convbench_dataset": str(nc_built)}),
+               "--limit", "2", "--log_samples", "--output_path", str(tmp_path / "out")]
     done = subprocess.run(command, capture_output=True, text=True, cwd=tmp_path, env=env, timeout=600)
     assert done.returncode == 1
     assert "Traceback" not in done.stderr

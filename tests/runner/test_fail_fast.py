@@ -30,7 +30,8 @@ def _run(url: str, nc_built: Path, tmp_path: Path, judge: str = "openai:label", 
 
 
 @pytest.mark.parametrize("url, says", [(f"http://127.0.0.1:{_closed_port()}/v1", "Connection refused"),
-                                       ("http://nonexistent.invalid/v1", "nonexistent.invalid")])
+                                       ("http://nonexistent.invalid/v1", "nonexistent.invalid")],
+                         ids=["refused", "unresolvable"])  # ids without the port: the same in every collection (xdist)
 def test_an_unreachable_server_fails_within_seconds(url: str, says: str, nc_built: Path, tmp_path: Path) -> None:
     # Before the fix each prompt was retried with backoff (about a minute per prompt, 20 prompts).
     began = time.monotonic()

@@ -139,7 +139,8 @@ def _closed_port() -> int:
 
 
 @pytest.mark.parametrize("url, reason", [(f"http://127.0.0.1:{_closed_port()}/v1", "refused"),
-                                         ("http://nonexistent.invalid/v1", "connection to http://nonexistent.invalid/v1/models failed")])
+                                         ("http://nonexistent.invalid/v1", "connection to http://nonexistent.invalid/v1/models failed")],
+                         ids=["refused", "unresolvable"])  # ids without the port: the same in every collection (xdist)
 def test_preflight_fails_fast_when_the_server_cannot_be_reached(url: str, reason: str) -> None:
     backend = OpenAICompatBackend("label", base_url=url)
     began = time.monotonic()
