@@ -278,8 +278,10 @@ def test_two_judges_each_get_their_replica_list(nc_built: Path, tmp_path: Path) 
         assert main(_nc_run(nc_built, tmp_path, "run", "--base-url", url_a, "--judge-base-url", f"{url_a},{url_b}",
                             "--judge-base-url", url_c, "--judge-model-id", "L1", "--judge-model-id", "L2",
                             judges=("openai:label", "openai:label"))) == 0
-    # a: the 6 generations and 3 of the first judge's 6; b: the other 3; c: all of the second judge's
-    assert (a.count(), b.count(), c.count()) == (9, 3, 6)
+    # a: the 6 generations and some of the first judge's 6, b the rest of them (how many each depends on the
+    # replicas' measured speed; b, unmeasured at first, is behind its share, so it gets at least one); c: all of
+    # the second judge's
+    assert c.count() == 6 and a.count() + b.count() == 12 and a.count() >= 6 and b.count() >= 1
     identities = _results(tmp_path / "run")["signature"]["judge_identities"]
     assert identities == [{"kind": "openai", "model": "label", "model_id": "L1"},
                           {"kind": "openai", "model": "label", "model_id": "L2"}]
