@@ -74,6 +74,10 @@ def main() -> None:
     work = Path(tempfile.mkdtemp(prefix="convbench-run-cost-"))
     os.environ["HF_HOME"] = str(work / "hf")  # the NC-Bench build: made by the first run, reused by the rest
     os.environ["PYTHONPATH"] = os.pathsep.join([str(ROOT), os.environ.get("PYTHONPATH", "")])
+    # both sides run from compiled bytecode, as an installed package does (pip compiles it): written by the
+    # first runs into this script's own folder (not the checkout), read by every timed round
+    os.environ.pop("PYTHONDONTWRITEBYTECODE", None)
+    os.environ["PYTHONPYCACHEPREFIX"] = str(work / "pycache")
     bodies = record_bodies(work)
     sides = {"convbench run nc": lambda url: _cli(url, work, "run"),
              "bare aiohttp": lambda url: [str(ROOT / "benchmarks" / "http_client_choice.py"), "--client", "aiohttp",
