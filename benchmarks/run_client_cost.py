@@ -15,11 +15,27 @@ in this script's own cache), and the bare client. Printed: the median wall and C
 convbench (1.0 = as fast as the bare client; the target reads the wall time, the CPU ratio says how much
 of it is the client's own work on a loaded machine).
 
-Measured on a shared 2-core machine (median of 4 rounds): 0.69x wall, 0.51x CPU (convbench 5.8 s wall,
-3.1 s CPU; bare aiohttp 3.8 s, 1.6 s); with the urllib transport this replaced, 0.68x wall, 0.53x CPU.
-Target missed: the transport costs what urllib's threads did; the rest is convbench's own work (its
-imports, about 0.6 s of CPU over the bare client's; the response cache; the stages), while the server
-shares the two cores.
+Both sides run from compiled bytecode, as an installed package does (written by the first runs into this
+script's own temporary folder; a checkout run with ``PYTHONDONTWRITEBYTECODE`` compiled convbench's modules
+from source every round, about 0.2 s of CPU the bare client never paid).
+
+Measured on a shared 2-core machine, whose load the other users set (median of 3-4 rounds, bytecode as above):
+before the import work of issue #20, 0.75x wall, 0.53x CPU (convbench 5.0 s wall, 3.0 s CPU; bare aiohttp
+3.7 s, 1.6 s); after it, 0.78-0.80x wall, 0.57-0.62x CPU in two runs (convbench 4.7 s, 2.7-3.0 s; bare
+3.7-3.8 s, 1.65-1.7 s). Target still missed, by about 0.7 s of wall time. What was cut: ``convbench run NAME`` imports NAME's benchmark only
+(every benchmark's run module was imported to build the flags: CocoEval's and NICO's tables, their YAML),
+the package's YAML tables are read with libyaml, the entry points are read once, no tqdm without progress.
+What is left, for a 10-row run (20 requests, all fixed cost): 1.4 s of CPU against the bare client's 0.4 s
+(imports: aiohttp 0.34 s, as the bare client's; numpy and pyarrow 0.2 s, needed to read the rows and
+score; the package's own modules; checking every row's shape; the preflight). Per request, about 0.9 ms
+of CPU against the bare client's 0.8 ms (building the request bodies, the run-wide slots, the response
+cache's commits, about 300 for 1,440 answers, 0.1 s; the hand-off of each batch of answers to the stage's
+thread). Generation and judging run one after the other here because the judge is the generator's own
+spec and settings, so the session uses one backend object for both roles, and a pipeline refuses an
+object in two roles (its call counts and preflight are per object). Forcing a judge object of its own
+(``--judge-base-url`` spelled with a trailing slash) pipelines the run: 4.5-4.6 s wall against 4.9-5.1 s,
+but 0.5 s more CPU (a pipelined judge asks through a thread per request in flight); a twin judge object for
+a served spec, with its preflight shared and that stream on the event loop, is what is left to try.
 
 Usage: CONVBENCH_SOURCES=../shared/upstream python benchmarks/run_client_cost.py [--rounds 5]
 """
@@ -74,6 +90,10 @@ def main() -> None:
     work = Path(tempfile.mkdtemp(prefix="convbench-run-cost-"))
     os.environ["HF_HOME"] = str(work / "hf")  # the NC-Bench build: made by the first run, reused by the rest
     os.environ["PYTHONPATH"] = os.pathsep.join([str(ROOT), os.environ.get("PYTHONPATH", "")])
+    # both sides run from compiled bytecode, as an installed package does (pip compiles it): written by the
+    # first runs into this script's own folder (not the checkout), read by every timed round
+    os.environ.pop("PYTHONDONTWRITEBYTECODE", None)
+    os.environ["PYTHONPYCACHEPREFIX"] = str(work / "pycache")
     bodies = record_bodies(work)
     sides = {"convbench run nc": lambda url: _cli(url, work, "run"),
              "bare aiohttp": lambda url: [str(ROOT / "benchmarks" / "http_client_choice.py"), "--client", "aiohttp",

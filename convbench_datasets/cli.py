@@ -10,7 +10,7 @@ import os
 import sqlite3
 import sys
 from collections.abc import Sequence
-from typing import Any
+from typing import Any, NoReturn
 
 from ._console import LEVELS, detach_stdout, plain_warnings, set_verbosity, stdout_closed, warn
 from ._version import __version__
@@ -18,6 +18,7 @@ from .counts import MAX_RESAMPLES, MAX_SEED, count_flag
 from .benchmark import positive as _positive
 from .extras import missing_module_message
 from .errors import ConvbenchError
+from .registry import RUNS
 from .runner.error_rate import DEFAULT_MAX_ERROR_RATE, TooManyErrors
 
 
@@ -65,8 +66,10 @@ def _verbosity_flags(parser: argparse.ArgumentParser, default: Any) -> None:
                         help="the least severe messages shown (default: warning)")
 
 
-def _parser() -> argparse.ArgumentParser:
-    parser = argparse.ArgumentParser(
+def _parser(only: str | None = None) -> argparse.ArgumentParser:
+    """The command line's parser; ``only``: the benchmark whose flags ``run`` and ``score`` take (default: every
+    benchmark's, each imported to read them; see :func:`_parse`)."""
+    parser = (_Narrow if only else argparse.ArgumentParser)(
         prog="convbench",
         description="Build, run and score conversation benchmarks (NC-Bench, NICO, CoCoEvalBench).",
         allow_abbrev=False,
@@ -130,7 +133,7 @@ def _parser() -> argparse.ArgumentParser:
     agree.add_argument("--seed", type=count_flag(0, MAX_SEED), default=0)
     agree.add_argument("--json", action="store_true", help="print the result as JSON")
     run = _command(commands, "run", "generate, judge and score a benchmark with a model")
-    run.add_argument("name", choices=list(_run_registry()), help="benchmark")
+    run.add_argument("name", choices=list(RUNS), help="benchmark")
     run.add_argument("--model", required=True, help="generator spec: hf:<path>, openai:<model>, anthropic:<model>, baseline:silence|repeat")
     run.add_argument("--judge", action="append", metavar="SPEC",
                      help="judge spec, same forms; baseline:smoke-judge for a no-model smoke test (nc); nc: give it "
@@ -183,7 +186,8 @@ def _parser() -> argparse.ArgumentParser:
     run.add_argument("--sources", metavar="DIR", help="upstream mirror for building the dataset")
     run.add_argument("--cache", metavar="FILE", help="response cache (default $CONVBENCH_CACHE/responses.sqlite)")
     run.add_argument("--no-progress", action="store_true")
-    _add_benchmark_options(run)
+    _add_benchmark_options(run, only=only)
+    run.set_defaults(flags_of=only)
 
 
     sweep = _command(commands, "sweep", "run models x benchmarks x settings from one YAML file (resumable: a rerun "
@@ -245,7 +249,7 @@ def _parser() -> argparse.ArgumentParser:
     score = _command(commands, "score", "re-score a run folder from its records (no model calls); with --from-lm-eval, "
                                         "judge and score NC-Bench answers lm-eval generated into a new run folder")
     score.add_argument("rundir", nargs="?", help="the run folder to re-score (none with --from-lm-eval)")
-    _add_benchmark_options(score, "rescore_options")  # re-scoring choices (nc: --rules, --parsing)
+    _add_benchmark_options(score, "rescore_options", only)  # re-scoring choices (nc: --rules, --parsing)
     # --from-lm-eval: lm-eval generated NC-Bench answers (it runs no judge); judge and score them into a new run folder
     score.add_argument("--from-lm-eval", metavar="SAMPLES",
                        help="judge and score the NC-Bench answers of an lm-eval samples file (samples_convbench_nc*.jsonl "
@@ -345,23 +349,23 @@ def _judge_options(args: argparse.Namespace) -> dict | list[dict]:
     return options
 
 
-def _run_registry() -> dict[str, Any]:
-    """Every runnable benchmark by name (their run objects declare their own flags)."""
-    from .registry import run_benchmarks
+def _run_registry(only: str | None = None) -> dict[str, Any]:
+    """Every runnable benchmark by name (their run objects declare their own flags), or benchmark ``only``."""
+    from .registry import get_benchmark, run_benchmarks
 
-    return {bench.name: bench for bench in run_benchmarks()}
+    return {bench.name: bench for bench in ([get_benchmark(only)] if only else run_benchmarks())}
 
 
 def _flag_attr(flag: str) -> str:
     return flag.lstrip("-").replace("-", "_")
 
 
-def _add_benchmark_options(run: argparse.ArgumentParser, kind: str = "options") -> None:
+def _add_benchmark_options(run: argparse.ArgumentParser, kind: str = "options", only: str | None = None) -> None:
     """The flags the benchmarks declare (``Option``s in ``options`` for run, ``rescore_options`` for score), one
     argument per flag: a flag two benchmarks share (``--config``) is declared alike by both and its help joins
     theirs; ``{default}`` in a help is the option's default. Values default to "not given"."""
     by_flag: dict[str, list[Any]] = {}
-    for bench in _run_registry().values():
+    for bench in _run_registry(only).values():
         for option in getattr(bench, kind):
             by_flag.setdefault(option.flag, []).append(option)
     for flag, options in by_flag.items():
@@ -381,8 +385,8 @@ def _benchmark_settings(bench: Any, args: argparse.Namespace) -> dict[str, Any]:
     """The run keywords from the benchmark's flags (a flag not given: the run function's default); a flag of
     another benchmark's is refused, by name."""
     declared = {option.flag for option in bench.options}
-    foreign = []
-    for other in _run_registry().values():
+    foreign = []  # none when only this benchmark's flags were parsed (args.flags_of)
+    for other in _run_registry(getattr(args, "flags_of", None)).values():
         for option in other.options:
             if option.flag not in declared and option.given(getattr(args, _flag_attr(option.flag))):
                 foreign.append((option.flag, other.name))
@@ -398,7 +402,7 @@ def _benchmark_settings(bench: Any, args: argparse.Namespace) -> dict[str, Any]:
 
 
 def _cmd_run(args: argparse.Namespace) -> None:
-    bench = _run_registry()[args.name]
+    bench = _run_registry(args.name)[args.name]
     settings = _benchmark_settings(bench, args)
     least, most = bench.judges
     judges = args.judge or []
@@ -761,10 +765,39 @@ def _refuse_key_flags(argv: Sequence[str]) -> None:
                                  "NAME (default OPENAI_API_KEY). The value given with it is not shown")
 
 
+class _Narrow(argparse.ArgumentParser):
+    """A parser of one benchmark's flags that gives up instead of printing an error (see :func:`_parse`)."""
+
+    def error(self, message: str) -> NoReturn:
+        raise _NotNarrow(message)
+
+
+class _NotNarrow(Exception):
+    pass
+
+
+def _parse(argv: list[str]) -> argparse.Namespace:
+    """The parsed command line. ``convbench run NAME ...`` is parsed first with NAME's flags only, so that a
+    run imports its own benchmark, not every one (their imports are a short run's largest cost); whatever that
+    parser would not take as typed (another benchmark's flag, a mistake, ``--help``) is parsed again by the
+    full parser, whose messages and help are the same as ever."""
+    # the words that are no flag (nor the value of --log-level, the one global flag that takes one)
+    words = [w for i, w in enumerate(argv) if not w.startswith("-") and (i == 0 or argv[i - 1] != "--log-level")]
+    name = words[1] if words[:1] == ["run"] and len(words) > 1 else None
+    if name in RUNS and not {"-h", "--help"} & set(argv):
+        try:
+            args, extra = _parser(name).parse_known_args(argv)
+            if not extra and args.command == "run" and args.name == name:
+                return args
+        except _NotNarrow:
+            pass
+    return _parser().parse_args(argv)
+
+
 def _main(argv: Sequence[str] | None) -> int:
     try:
         _refuse_key_flags(sys.argv[1:] if argv is None else argv)
-        args = _parser().parse_args(argv)  # inside: `convbench --help | head -1` is a closed pipe too
+        args = _parse(sys.argv[1:] if argv is None else list(argv))  # inside: `convbench --help | head -1` is a closed pipe too
         set_verbosity(args.verbose, args.quiet, args.log_level)
         COMMANDS[args.command](args)
         sys.stdout.flush()  # a reader that left shows here, not as a traceback at interpreter exit

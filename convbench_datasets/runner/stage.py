@@ -119,8 +119,6 @@ def complete(
     An answer cut at the token limit is an answer (``finish_reason == "length"`` tells the caller,
     which decides whether its benchmark can use it).
     """
-    from tqdm.auto import tqdm
-
     identity = backend.identity()
     blocks = fixed_blocks(backend, len(prompts), groups)
     keys = cache_keys(identity, prompts, params.to_dict()) if blocks is None else \
@@ -150,7 +148,7 @@ def complete(
     # stored after this stage began (older ones are being asked again)
     errors_since = time.time() if retry_errors else 0.0
     holder = cache.hold(errors_since=errors_since) if claim and todo else None
-    with tqdm(total=len(set(keys)), initial=len(set(keys)) - len(todo), desc=desc, unit="prompt", disable=not progress) as bar, \
+    with _bar(progress, total=len(set(keys)), initial=len(set(keys)) - len(todo), desc=desc, unit="prompt") as bar, \
             holder or _NoClaims():
         outcomes.holder = holder
         for key in dict.fromkeys(k for k in keys if k in found):
@@ -478,8 +476,6 @@ class _Stream:
         import queue
         import threading
 
-        from tqdm.auto import tqdm
-
         backend, params = self.follow.backend, self.follow.params
         identity = backend.identity()
         settings = params.to_dict()
@@ -520,7 +516,7 @@ class _Stream:
 
         delay, next_look = POLL_FIRST, 0.0
         try:
-            with tqdm(total=None, desc=self.follow.desc, unit="prompt", disable=not self.progress) as bar, \
+            with _bar(self.progress, total=None, desc=self.follow.desc, unit="prompt") as bar, \
                     holder or _NoClaims():
                 while not (ended and in_flight == 0 and not waiting):
                     timeout = max(0.0, next_look - time.monotonic()) if waiting else None
@@ -604,6 +600,28 @@ class _Stream:
         outcomes.check_failures(self.follow.desc, len(asked))
         sent = set(asked)
         return StageResult([found[k] for k in keys], [k not in sent for k in keys], backend.calls - calls_before)
+
+
+def _bar(progress: bool, **settings: Any) -> Any:
+    """A stage's tqdm progress bar; with ``progress`` off, :class:`_NoBar` (tqdm is then never imported)."""
+    if not progress:
+        return _NoBar()
+    from tqdm.auto import tqdm
+
+    return tqdm(**settings)
+
+
+class _NoBar:
+    """Stands in for a progress bar that is off: it shows nothing (what tqdm does with ``disable=True``)."""
+
+    def __enter__(self) -> _NoBar:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        return None
+
+    def update(self, n: int = 1) -> None:
+        return None
 
 
 class _NoClaims:

@@ -1,0 +1,57 @@
+"""``convbench run NAME`` imports NAME's benchmark only (the others' imports were most of a short run's
+cost, #20), and the command line still reads and refuses exactly what it did (cli._parse)."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+
+import pytest
+
+from convbench_datasets import cli
+from convbench_datasets.errors import ConvbenchError
+
+RUN = ["run", "nc", "--model", "baseline:silence", "--judge", "baseline:smoke-judge", "--out", "o"]
+
+
+def _loaded_after(argv: list[str]) -> list[str]:
+    """The benchmark run modules a fresh interpreter has loaded after parsing ``argv``."""
+    code = ("import json, sys; from convbench_datasets.cli import _parse; _parse(json.loads(sys.argv[1])); "
+            "print(json.dumps(sorted(m for m in sys.modules if m.rsplit('.', 1)[-1] == 'run')))")
+    out = subprocess.run([sys.executable, "-c", code, json.dumps(argv)], check=True, capture_output=True, text=True)
+    return json.loads(out.stdout)
+
+
+def test_a_run_imports_its_own_benchmark_only() -> None:
+    assert _loaded_after(["-v", *RUN, "--limit", "3"]) == ["convbench_datasets.nc.run"]
+    assert _loaded_after(["--log-level", "info", "run", "nico", "--model", "m", "--out", "o"]) == \
+        ["convbench_datasets.nico.run"]
+
+
+@pytest.mark.parametrize("argv", [
+    [*RUN, "--limit", "3", "--rules", "released_script"],
+    ["-q", *RUN, "--config", "basic"],
+    ["--log-level", "warning", *RUN],
+])
+def test_the_narrow_parse_reads_what_the_full_parser_reads(argv: list[str]) -> None:
+    narrow, full = vars(cli._parse(argv)), vars(cli._parser().parse_args(argv))
+    assert narrow.pop("flags_of") == "nc" and full.pop("flags_of") is None
+    # the full parser has every benchmark's flags (None, or False for a switch, when not given); the narrow one nc's only
+    assert {k: v for k, v in full.items() if k in narrow} == narrow
+    assert full.keys() > narrow.keys() and all(full[k] in (None, False) for k in full.keys() - narrow.keys())
+
+
+def test_another_benchmarks_flag_is_still_refused_by_name() -> None:
+    args = cli._parse([*RUN, "--task", "x"])  # --task is NICO's: the full parser reads it
+    assert args.flags_of is None and args.task == "x"
+    with pytest.raises(ConvbenchError, match="--task applies to nico only, not nc"):
+        cli._benchmark_settings(cli._run_registry("nc")["nc"], args)
+
+
+def test_a_mistake_gets_the_full_parsers_message(capsys: pytest.CaptureFixture[str]) -> None:
+    with pytest.raises(SystemExit) as exit_:
+        cli._parse([*RUN, "--rules", "x"])
+    assert exit_.value.code == 2
+    err = capsys.readouterr().err
+    assert "invalid choice: 'x'" in err and "{nc,nico,cocoeval}" in err  # the full usage line names every benchmark
