@@ -556,7 +556,7 @@ def _cmd_merge(args: argparse.Namespace) -> None:
 
 
 def _cmd_score_lm_eval(args: argparse.Namespace) -> None:
-    from .integrations.lm_eval.samples import score_lm_eval_samples
+    from .nc.lm_eval.samples import score_lm_eval_samples
 
     if args.rundir is not None or not args.judge or not args.out:
         raise ConvbenchError("convbench score --from-lm-eval SAMPLES.jsonl needs --judge SPEC (lm-eval runs no judge; "
