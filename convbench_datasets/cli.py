@@ -466,7 +466,7 @@ def _cmd_sweep(args: argparse.Namespace) -> None:
 
 def _cmd_compare(args: argparse.Namespace) -> None:
     from .report.runs import load_runs
-    from .scoring.paired import compare_nc_runs
+    from .nc.compare import compare_nc_runs
 
     a, b = load_runs([args.run_a, args.run_b])
     if a.benchmark != "nc" or b.benchmark != "nc":
