@@ -470,7 +470,7 @@ def _cmd_sweep(args: argparse.Namespace) -> None:
 
 def _cmd_compare(args: argparse.Namespace) -> None:
     from .report.runs import load_runs
-    from .scoring.paired import compare_nc_runs
+    from .nc.compare import compare_nc_runs
 
     a, b = load_runs([args.run_a, args.run_b])
     if a.benchmark != "nc" or b.benchmark != "nc":
@@ -560,7 +560,7 @@ def _cmd_merge(args: argparse.Namespace) -> None:
 
 
 def _cmd_score_lm_eval(args: argparse.Namespace) -> None:
-    from .integrations.lm_eval.samples import score_lm_eval_samples
+    from .nc.lm_eval.samples import score_lm_eval_samples
 
     if args.rundir is not None or not args.judge or not args.out:
         raise ConvbenchError("convbench score --from-lm-eval SAMPLES.jsonl needs --judge SPEC (lm-eval runs no judge; "

@@ -8,8 +8,10 @@ Modules loaded through ``importlib`` by a name in a string (the registry's) are 
 the registry names benchmarks without importing them.
 
 Layers, from the bottom: the shared layers (everything not listed below) know no benchmark; each
-benchmark's folder (the registry's packages) uses them; the harness glue (``integrations/``) and the
-command line (``cli.py``) sit above the benchmarks. A module that moved
+benchmark's folder (the registry's packages) uses them; the command line (``cli.py``) sits above the
+benchmarks. The harness glue (``integrations/``) is a shared layer: each benchmark's inspect task and
+lm-eval code is in its folder and uses the glue's helpers, and the glue finds the tasks through the
+registry (by name, as the runner does), so it imports no benchmark. A module that moved
 keeps its old name as an alias of the new one (``sys.modules[__name__] = ...``): it is no layer's code.
 
 See it yourself: ``python -X importtime -c "import convbench_datasets.cli"`` shows what loads; this
@@ -27,7 +29,7 @@ import convbench_datasets
 from convbench_datasets.registry import BENCHMARKS
 
 PACKAGE = Path(convbench_datasets.__file__).parent
-ABOVE_THE_BENCHMARKS = ("convbench_datasets.cli", "convbench_datasets.integrations")
+ABOVE_THE_BENCHMARKS = ("convbench_datasets.cli",)
 
 
 def _modules(root: Path = PACKAGE) -> dict[str, Path]:
@@ -127,6 +129,9 @@ def test_shared_layers_import_no_benchmark() -> None:
     shared = [name for name, path in modules.items()
               if not _inside(name, [*BENCHMARKS.values(), *ABOVE_THE_BENCHMARKS]) and not _alias(path)]
     assert "convbench_datasets.runner.pipeline" in shared and "convbench_datasets.scoring.lcs" in shared
+    # the harness glue: the task registration, the importer, the shared lm-eval options
+    assert {"convbench_datasets.integrations.inspect._registry", "convbench_datasets.integrations.inspect.importer",
+            "convbench_datasets.integrations.lm_eval._options"} <= set(shared)
     graph = import_graph()
     wrong = {name: sorted(t for t in graph[name] if _inside(t, list(BENCHMARKS.values()))) for name in shared}
     assert {name: targets for name, targets in wrong.items() if targets} == {}

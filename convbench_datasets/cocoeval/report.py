@@ -7,7 +7,7 @@ from __future__ import annotations
 import html
 from pathlib import Path
 
-from ..report.figures import cocoeval_figure, cocoeval_source_figure
+from .report_figures import cocoeval_figure, cocoeval_source_figure
 from ..report.html import html_table, save_figure, save_table
 from ..report.runs import Run
 from .report_tables import cocoeval_paper_differences, cocoeval_ratings_table, cocoeval_source_table, cocoeval_table

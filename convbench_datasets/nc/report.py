@@ -8,10 +8,10 @@ import html
 from pathlib import Path
 from typing import Any
 
-from ..report.figures import nc_figure
+from .report_figures import nc_figure
 from ..report.html import html_table, save_figure, save_table
 from ..report.runs import Run
-from ..scoring.paired import compare_nc_runs
+from .compare import compare_nc_runs
 from .paper_results import paper_results
 from .report_judges import judge_tables
 from .report_tables import (OVERALL, PAPER_MARK, nc_failure_pools, nc_failures, nc_judge_sanity, nc_paper_differences,

@@ -39,7 +39,7 @@ def test_the_repetition_countermeasure_is_on_by_default_everywhere() -> None:
     assert plan.copied == 5 and plan.params.presence_penalty == 2.0
     assert CoCoEvalPlan(repetition_countermeasure=False).params.presence_penalty is None
     pytest.importorskip("inspect_ai")
-    from convbench_datasets.integrations.inspect.cocoeval import cocoeval, cocoeval_simulate
+    from convbench_datasets.cocoeval.inspect_task import cocoeval, cocoeval_simulate
 
     assert inspect.signature(cocoeval).parameters["repetition_countermeasure"].default is True
     assert inspect.signature(cocoeval_simulate).parameters["copied"].default == 5

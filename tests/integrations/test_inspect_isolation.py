@@ -23,7 +23,8 @@ def test_importing_convbench_does_not_import_inspect_ai() -> None:
         import convbench_datasets, convbench_datasets.cli, convbench_datasets.runner, convbench_datasets.scoring
         from convbench_datasets import registry
         convbench_datasets.cli._parser()
-        loaded = sorted(m for m in sys.modules if m.split(".")[0] == "inspect_ai" or ".integrations.inspect" in m)
+        loaded = sorted(m for m in sys.modules if m.split(".")[0] == "inspect_ai" or ".integrations.inspect" in m
+                        or m.endswith(".inspect_task"))
         print(loaded)
     """)
     assert done.returncode == 0, done.stderr

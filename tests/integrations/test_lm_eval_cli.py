@@ -12,11 +12,14 @@ import zipfile
 from pathlib import Path
 
 import pytest
+import yaml
 
+import convbench_datasets
 from convbench_datasets.cli import main
 from convbench_datasets.integrations.lm_eval import tasks_path
 
 ROOT = Path(__file__).resolve().parents[2]
+PACKAGE = Path(convbench_datasets.__file__).resolve().parent
 TASKS = sorted(
     [f"convbench_nico_{task}{suffix}.yaml" for task in ("open_domain", "dialog_completion", "rewrite_unnatural",
                                                          "identify_unnatural") for suffix in ("", "_3shot")]
@@ -33,7 +36,12 @@ def test_lm_eval_path_prints_the_task_folder(capsys: pytest.CaptureFixture[str])
     printed = capsys.readouterr().out
     assert printed == f"{tasks_path()}\n"
     assert sorted(p.name for p in Path(printed.strip()).glob("convbench_*.yaml")) == TASKS
-    assert (Path(printed.strip()) / "utils.py").is_file()
+    # each task file includes its benchmark's config, in the benchmark's folder, beside that config's utils.py
+    for task in TASKS:
+        include = yaml.safe_load((Path(printed.strip()) / task).read_text(encoding="utf-8"))["include"]
+        config = (Path(printed.strip()) / include).resolve()
+        benchmark = "nc" if task.startswith("convbench_nc") else "nico"
+        assert config.parent == PACKAGE / benchmark / "lm_eval" and (config.parent / "utils.py").is_file(), task
 
 
 def test_importing_convbench_does_not_import_lm_eval() -> None:
@@ -41,7 +49,7 @@ def test_importing_convbench_does_not_import_lm_eval() -> None:
         import sys
         import convbench_datasets, convbench_datasets.cli, convbench_datasets.runner, convbench_datasets.scoring
         import convbench_datasets.integrations.lm_eval, convbench_datasets.integrations.lm_eval.samples
-        import convbench_datasets.integrations.lm_eval.nico, convbench_datasets.integrations.lm_eval.nc
+        import convbench_datasets.nico.lm_eval.task, convbench_datasets.nc.lm_eval.dataset, convbench_datasets.nc.lm_eval.samples
         convbench_datasets.cli._parser()
         print(sorted(m for m in sys.modules if m.split(".")[0] == "lm_eval"))
     """)
@@ -52,7 +60,10 @@ def test_importing_convbench_does_not_import_lm_eval() -> None:
 def test_the_wheel_ships_the_task_folder(built_wheel: Path) -> None:
     names = set(zipfile.ZipFile(built_wheel).namelist())
     folder = "convbench_datasets/integrations/lm_eval/tasks/"
-    assert {folder + name for name in [*TASKS, "utils.py", "_nc_yaml", "_nico_generation_yaml", "_nico_identify_yaml"]} <= names
+    assert {folder + name for name in TASKS} <= names
+    assert {"convbench_datasets/nc/lm_eval/_nc_yaml", "convbench_datasets/nc/lm_eval/utils.py",
+            "convbench_datasets/nico/lm_eval/_nico_generation_yaml", "convbench_datasets/nico/lm_eval/_nico_identify_yaml",
+            "convbench_datasets/nico/lm_eval/utils.py"} <= names
 
 
 def test_the_documented_lm_eval_command_reports_convbench_scores(nico_built: Path, tmp_path: Path) -> None:

@@ -67,12 +67,12 @@ def test_every_way_in_has_the_same_defaults() -> None:
 
 
 def test_harness_paths_have_the_same_defaults() -> None:
-    from convbench_datasets.integrations.lm_eval.samples import score_lm_eval_samples
+    from convbench_datasets.nc.lm_eval.samples import score_lm_eval_samples
 
     lm_eval = _defaults(score_lm_eval_samples)
     assert (lm_eval["rules"], lm_eval["parsing"]) == (SETUP["rules"], SETUP["parsing"])
     pytest.importorskip("inspect_ai")
-    from convbench_datasets.integrations.inspect.nc import nc, ncbench_judge
+    from convbench_datasets.nc.inspect_task import nc, ncbench_judge
 
     for function in (nc, ncbench_judge):
         defaults = _defaults(inspect.unwrap(function))

@@ -20,29 +20,29 @@ A run folder holds a whole split (or config) or its first N rows (``limit``): a 
 samples (``--sample-id``, ``--limit`` with ``--sample-shuffle``, a range ``--limit A-B``) is refused,
 naming the rows it has and those expected. identify_unnatural records keep the dialogue, so that
 re-scoring reads each answer as the scorer did.
+
+The records are the benchmark's own: its task module (``nc/inspect_task.py``, ...) turns the samples
+into them (``log_records``) and may add results the run folder declares (``log_declared``: NICO's
+BERTScore); this module finds that module through the task registration, by the benchmark's name.
 """
 
 from __future__ import annotations
 
 import os
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
 from inspect_ai.log import EvalLog, EvalSample, read_eval_log
-from inspect_ai.scorer import Score
 
 from ..._version import __version__
 from ...counts import check_count
 from ...errors import ConvbenchError
-from ...runner.backends import Generation
 from ...runner.backends.endpoints import public_url
-from ...runner.backends.openai_compat import reply_error
 from ...runner.run_folder import RunResult, check_run_out, row_id, run_folder, write_folder
 from ._common import GRADER_ROLE
+from ._registry import MODULES, NAMESPACES  # each benchmark's inspect_task module: its log_records
 
-# the metadata key that marks each benchmark's score among a sample's scores
-_SCORE_KEYS = {"nc": "judge_output", "nico": "error", "cocoeval": "record"}
 # task settings that are the importer's to read, not the signature's
 _NOT_SIGNATURE = {"rows", "row_ids", "convbench_version"}
 
@@ -61,7 +61,7 @@ def import_inspect_log(log: str | os.PathLike[str] | EvalLog, out: str | os.Path
     where = str(log.location if isinstance(log, EvalLog) else log)
     eval_log = log if isinstance(log, EvalLog) else _read(where)
     settings = (eval_log.eval.metadata or {}).get("convbench")
-    if not isinstance(settings, dict) or settings.get("benchmark") not in _SCORE_KEYS:
+    if not isinstance(settings, dict) or settings.get("benchmark") not in MODULES:
         raise ConvbenchError(f"{where}: not a log of a convbench task (its eval metadata has no 'convbench' entry; "
                              f"its task: {eval_log.eval.task!r}); import logs of `inspect eval convbench/nc|nico|cocoeval`")
     _check_task(eval_log.eval.task, settings["benchmark"], where)
@@ -75,12 +75,13 @@ def import_inspect_log(log: str | os.PathLike[str] | EvalLog, out: str | os.Path
     benchmark = settings["benchmark"]
     samples = _in_dataset_order(samples, settings.get("row_ids"), where)
     limit = _limit(samples, settings, where, epoch)
-    records = _RECORDS[benchmark](samples, settings)
+    task_module = MODULES[benchmark]
+    records = task_module.log_records(samples, settings)
     folder = Path(out)
     check_run_out(folder)  # before any work: a user's folder is never written into
     signature = _signature(eval_log, settings, samples, where, epoch, limit)
     declared = {"signature": signature, "stats": _stats(eval_log), "row_ids": [row_id(r) for r in records],
-                **_bertscore(records, settings)}
+                **(task_module.log_declared(records, settings) if hasattr(task_module, "log_declared") else {})}
     with run_folder(folder):
         write_folder(folder, records, declared)
     from ...runner import score_run
@@ -93,30 +94,13 @@ def _check_task(task: str, benchmark: str, where: str) -> None:
     task, even one that carries convbench's metadata, asked other prompts or scored otherwise. inspect
     names the task ``convbench/NAME`` (or ``convbench_datasets/NAME``), or ``NAME`` alone for a task object or
     an editable install."""
-    from ._registry import NAMESPACES
-
     if task in (benchmark, *(f"{namespace}/{benchmark}" for namespace in NAMESPACES)):
         return
-    if task.rpartition("/")[2] in _SCORE_KEYS and task.rpartition("/")[0] in ("", *NAMESPACES):
+    if task.rpartition("/")[2] in MODULES and task.rpartition("/")[0] in ("", *NAMESPACES):
         raise ConvbenchError(f"{where}: a log of task {task!r}, but its convbench metadata names {benchmark!r}: the "
                              "log was edited or mixed up; import the log of the task as inspect wrote it")
     raise ConvbenchError(f"{where}: a log of task {task!r}, not of convbench's {benchmark} task (convbench/{benchmark}):"
                          " import-inspect reads logs of `inspect eval convbench/nc|nico|cocoeval` only")
-
-
-def _bertscore(records: list[dict[str, Any]], settings: Mapping[str, Any]) -> dict[str, Any]:
-    """NICO with ``bertscore_model``: BERTScore of the imported epoch's turns, by convbench (re-scoring
-    carries it over: it loads no model)."""
-    if settings.get("benchmark") != "nico" or not settings.get("bertscore_model"):
-        return {}
-    from ...scoring.nico_generation import score_generation
-
-    layer = settings.get("bertscore_layer")
-    scored = score_generation([r["turn"] for r in records], [r["reference"] for r in records],
-                              tokenizer=settings.get("tokenizer", "jieba"), bertscore=True,
-                              bertscore_model=settings["bertscore_model"],
-                              bertscore_options=None if layer is None else {"num_layers": layer})
-    return {key: value for key, value in scored.items() if key.startswith("bertscore_")}
 
 
 def _read(path: str) -> EvalLog:
@@ -174,111 +158,6 @@ def _some(ids: Sequence[str], shown: int = 5) -> str:
     """Up to ``shown`` ids, and how many more."""
     more = f" and {len(ids) - shown} more" if len(ids) > shown else ""
     return ", ".join(ids[:shown]) + more
-
-
-def _score(sample: EvalSample, key: str) -> Score | None:
-    """The sample's convbench score (the one whose metadata has ``key``), or None when it has none."""
-    for score in (sample.scores or {}).values():
-        if key in (score.metadata or {}):
-            return score
-    return None
-
-
-def _stopped(sample: EvalSample) -> str | None:
-    """The row's error when inspect did not let the sample finish: its ``error``, or one of its limits."""
-    if sample.error is not None:
-        message = sample.error.message.strip()
-        return f"inspect: {message.splitlines()[0] if message else 'sample failed'}"
-    if sample.limit is not None:
-        return f"inspect: {sample.limit.type} limit ({sample.limit.limit:g})"
-    return None
-
-
-def _failure(sample: EvalSample) -> str:
-    return _stopped(sample) or "inspect: no convbench score"
-
-
-def _output(sample: EvalSample) -> str:
-    return sample.output.completion if sample.output is not None else ""
-
-
-def _nc_records(samples: list[EvalSample], settings: Mapping[str, Any]) -> list[dict[str, Any]]:
-    from ...nc.run import _record, run_parsing
-
-    records = []
-    parsing = run_parsing(settings)  # the scorer's reading (logs that do not record it were read leniently)
-    for sample in samples:
-        row, score = dict(sample.metadata), _score(sample, _SCORE_KEYS["nc"])
-        response = _output(sample)
-        if score is None or _stopped(sample):  # stopped, or generation or judge failed: the row fails with an error
-            failed = Generation("", error=_failure(sample))
-            gen, jud = (Generation(response), failed) if response and sample.limit is None else (failed, Generation(""))
-            records.append(_record(row, gen, jud, None, None, settings["rules"], parsing=parsing))  # type: ignore[arg-type]
-            continue
-        judged = score.metadata or {}
-        finish, judge_finish = judged.get("finish_reason"), judged.get("judge_finish_reason")
-        # the scorer's errors; for logs whose scorer did not check replies, the runner's rule
-        model_error = judged["model_error"] if "model_error" in judged else reply_error(response, finish)
-        judge_error = (judged["judge_error"] if "judge_error" in judged
-                       else reply_error(judged["judge_output"], judge_finish))
-        gen = Generation(response, completion_tokens=judged.get("completion_tokens") or 0, finish_reason=finish,
-                         error=model_error)
-        jud = Generation(judged["judge_output"], finish_reason=judge_finish, error=None if model_error else judge_error)
-        records.append(_record(row, gen, jud, None, None, settings["rules"], parsing=parsing))  # type: ignore[arg-type]
-    return records
-
-
-def _nico_records(samples: list[EvalSample], settings: Mapping[str, Any]) -> list[dict[str, Any]]:
-    """Records as ``convbench run nico`` writes them; identify_unnatural's per-row reading and scores are
-    ``score_identify``'s over the imported rows, knowing each dialogue (as the runner's)."""
-    from ...nico.run import dialogue_turns, score_identify
-
-    records = []
-    identify = settings["task"] == "identify_unnatural"
-    for sample in samples:
-        row, score = sample.metadata, _score(sample, _SCORE_KEYS["nico"])
-        scored = (score.metadata or {}) if score is not None else {}
-        response, finish = scored.get("response", ""), scored.get("finish_reason")
-        if score is None or _stopped(sample):
-            error = _failure(sample)
-        else:  # the scorer's error; for logs whose scorer did not check replies, the runner's rule
-            error = scored.get("error") or reply_error(response, finish)
-        record: dict[str, Any] = {"id": row["id"], "dialogue_id": row["dialogue_id"],
-                                  "interaction_type": row["interaction_type"], "response": response}
-        if identify:
-            record.update(predicted=[], gold=list(row["unnatural_sentences"]), dialogue=dialogue_turns(row),
-                          precision=0.0, recall=0.0)
-        else:
-            record.update(turn="" if error else scored.get("turn", ""), reference=row["reference"])
-        record.update(cache_hit=None, finish_reason=finish, error=error)
-        records.append(record)
-    if identify and records:
-        _, rows = score_identify([r["response"] for r in records], [r["gold"] for r in records],
-                                 [r["error"] is not None for r in records], [r["dialogue"] for r in records])
-        for record, scored_row in zip(records, rows):
-            record.update(predicted=scored_row["predicted"], precision=scored_row["precision"],
-                          recall=scored_row["recall"])
-    return records
-
-
-def _cocoeval_records(samples: list[EvalSample], settings: Mapping[str, Any]) -> list[dict[str, Any]]:
-    from ...cocoeval.run import _record
-
-    from .cocoeval import failed_simulation
-
-    records = []
-    for sample in samples:
-        score = _score(sample, _SCORE_KEYS["cocoeval"])
-        if score is not None and not _stopped(sample):
-            records.append(dict((score.metadata or {})["record"]))
-            continue
-        records.append(_record(dict(sample.metadata), failed_simulation(_failure(sample)), {}))
-    return records
-
-
-_RECORDS: dict[str, Callable[[list[EvalSample], Mapping[str, Any]], list[dict[str, Any]]]] = {
-    "nc": _nc_records, "nico": _nico_records, "cocoeval": _cocoeval_records,
-}
 
 
 def _signature(eval_log: EvalLog, settings: Mapping[str, Any], samples: list[EvalSample], where: str,

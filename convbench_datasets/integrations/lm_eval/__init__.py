@@ -9,11 +9,15 @@ lm_eval --include_path $(convbench lm-eval-path) --tasks convbench_nc_basic --mo
 convbench score --from-lm-eval out/M/samples_convbench_nc_basic_DATE.jsonl --judge SPEC --out runs/m
 ```
 
-The task configs (``tasks/*.yaml``) point lm-eval at convbench's own code for every piece: the
-datasets are convbench's builds (:mod:`.nico`, :mod:`.nc`: ``custom_dataset``), the NICO prompts are
-``render_prompt``'s, the metrics are convbench's corpus scorers called from lm-eval's aggregation hook,
-and :mod:`.samples` judges NC-Bench samples with ``run_nc``. Only :mod:`.nc_task` (and the tasks'
-``utils.py``) import lm_eval; ``import convbench_datasets`` imports none of this.
+lm-eval reads one ``--include_path`` folder and finds its task files there (``tasks/``): each is a few
+lines, the task's name and its options, and includes its benchmark's config (``nc/lm_eval/_nc_yaml``,
+``nico/lm_eval/_nico_*_yaml``), which points lm-eval at that benchmark's own code for every piece
+(``nc/lm_eval/``, ``nico/lm_eval/``): the datasets are convbench's builds (``custom_dataset``), the
+NICO prompts are ``render_prompt``'s, the metrics are convbench's corpus scorers called from lm-eval's
+aggregation hook, and ``nc/lm_eval/samples.py`` judges NC-Bench samples with ``run_nc``. This package
+holds what the benchmarks share: the task files' folder, the ``--metadata`` options (:mod:`._options`)
+and the one-line usage errors (:mod:`._usage`). Only NC-Bench's task class (``nc/lm_eval/task.py``)
+imports lm_eval; ``import convbench_datasets`` imports none of this.
 """
 
 from __future__ import annotations

@@ -16,6 +16,8 @@ from typing import Any
 from ...errors import ConvbenchError
 
 PREFIX = "convbench_"
+# the field a NICO doc carries its prompt in: it tells NICO samples from NC-Bench ones
+PROMPT_FIELD = "convbench_prompt"
 # what each option means, for the error that lists a task's options
 OPTIONS = {
     "dataset": "a folder `convbench build` wrote (default: convbench's cached build)",

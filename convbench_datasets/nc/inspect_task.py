@@ -25,17 +25,21 @@ from typing import Any
 
 from inspect_ai import Task, task
 from inspect_ai.dataset import MemoryDataset, Sample
+from inspect_ai.log import EvalSample
 from inspect_ai.scorer import CORRECT, INCORRECT, Metric, SampleScore, Score, Scorer, Target, metric, scorer
 from inspect_ai.solver import TaskState, generate
 
-from ...nc.judge_prompt import TemplateChoice, judge_messages, resolve_template, template_name
-from ...nc.patterns import pattern_table
-from ...nc.released_prompt import ReleasedPrompt
-from ...nc.patterns import RULES
-from ...nc.run import CONFIGS, JUDGE_MAX_NEW_TOKENS
-from ...nc.run import read_rows as _rows
-from ...scoring.ncbench_action import judge_row, parsing_name, score_actions
-from ._common import (
+from .judge_prompt import TemplateChoice, judge_messages, resolve_template, template_name
+from .patterns import pattern_table
+from .released_prompt import ReleasedPrompt
+from .patterns import RULES
+from .run import CONFIGS, JUDGE_MAX_NEW_TOKENS, _record, run_parsing
+from .run import read_rows as _rows
+from .ncbench_action import judge_row, parsing_name, score_actions
+from ..runner.backends import Generation
+from ..runner.backends.openai_compat import reply_error
+from ..integrations.inspect.log_samples import convbench_score, failure, output_text, stopped
+from ..integrations.inspect._common import (
     chat_messages,
     finish_reason,
     grader,
@@ -225,3 +229,32 @@ def _explanation(raw: str, labels: tuple[str, ...], out_of_set: tuple[str, ...],
         lines.append(f"pieces naming no label: {', '.join(map(repr, unrecognised))}")
     lines.append(f"{'pass' if passed else 'fail'} (acceptable: {', '.join(acceptable)})")
     return "\n".join(lines)
+
+
+# the metadata key that marks this benchmark's score among a sample's scores (the importer reads it)
+SCORE_KEY = "judge_output"
+
+
+def log_records(samples: list[EvalSample], settings: Mapping[str, Any]) -> list[dict[str, Any]]:
+    """Records as ``convbench run nc`` writes them, from the samples of one epoch (``convbench import-inspect``)."""
+    records = []
+    parsing = run_parsing(settings)  # the scorer's reading (logs that do not record it were read leniently)
+    for sample in samples:
+        row, score = dict(sample.metadata), convbench_score(sample, SCORE_KEY)
+        response = output_text(sample)
+        if score is None or stopped(sample):  # stopped, or generation or judge failed: the row fails with an error
+            failed = Generation("", error=failure(sample))
+            gen, jud = (Generation(response), failed) if response and sample.limit is None else (failed, Generation(""))
+            records.append(_record(row, gen, jud, None, None, settings["rules"], parsing=parsing))  # type: ignore[arg-type]
+            continue
+        judged = score.metadata or {}
+        finish, judge_finish = judged.get("finish_reason"), judged.get("judge_finish_reason")
+        # the scorer's errors; for logs whose scorer did not check replies, the runner's rule
+        model_error = judged["model_error"] if "model_error" in judged else reply_error(response, finish)
+        judge_error = (judged["judge_error"] if "judge_error" in judged
+                       else reply_error(judged["judge_output"], judge_finish))
+        gen = Generation(response, completion_tokens=judged.get("completion_tokens") or 0, finish_reason=finish,
+                         error=model_error)
+        jud = Generation(judged["judge_output"], finish_reason=judge_finish, error=None if model_error else judge_error)
+        records.append(_record(row, gen, jud, None, None, settings["rules"], parsing=parsing))  # type: ignore[arg-type]
+    return records

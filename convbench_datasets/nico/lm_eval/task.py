@@ -1,6 +1,6 @@
 """NICO's lm-eval tasks: the dataset, the per-sample results and the corpus metrics, all convbench's.
 
-``tasks/convbench_nico_*.yaml`` name these functions (through ``tasks/utils.py``):
+``convbench_nico_*.yaml`` (through ``_nico_*_yaml`` and ``utils.py`` here) name these functions:
 
 - ``custom_dataset: nico_dataset``: the examples of a convbench build (``convbench_dataset``; default
   the bundled sample build) for one split (``convbench_split``, default ``test``), each with its
@@ -34,25 +34,25 @@ from functools import lru_cache
 from typing import Any
 
 from ...errors import ConvbenchError
-from ...nico.prompts import pick_shots, render_prompt
-from ...nico.tasks import TASKS
-from ...nico.run import SHOTS, clean_turn, dialogue_turns, score_identify, too_long_error
-from ...nico.run import read_rows as _rows
-from ...nico.stderr import N_BOOTSTRAP, SEED, generation_stderr, identify_stderr
-from ...scoring.nico_generation import TOKENIZERS, pair_statistics, score_generation
-from ._options import task_options
+from ..prompts import pick_shots, render_prompt
+from ..tasks import TASKS
+from ..run import SHOTS, clean_turn, dialogue_turns, score_identify, too_long_error
+from ..run import read_rows as _rows
+from ..stderr import N_BOOTSTRAP, SEED, generation_stderr, identify_stderr
+from ..nico_generation import TOKENIZERS, pair_statistics, score_generation
+from ...integrations.lm_eval._options import PROMPT_FIELD, task_options
 
 GENERATION_KEYS = ("bleu_1", "bleu_2", "rouge_l", "distinct_1", "distinct_2", "avg_len")
 IDENTIFY_KEYS = ("precision", "recall", "f1", "precision_containing", "recall_containing", "f1_containing")
 STDERR = "_stderr"  # a companion metric's suffix: lm-eval's name for a metric's standard error
-PROMPT_FIELD, TOKENIZER_FIELD = "convbench_prompt", "convbench_tokenizer"
+TOKENIZER_FIELD = "convbench_tokenizer"
 
 
 def nico_dataset(*, nico_task: str, nico_shots: int = 0, **metadata: Any) -> Any:
     """lm-eval's ``custom_dataset``: ``{"test": the examples}`` of the chosen build and split, with prompts.
 
     ``nico_task`` and ``nico_shots`` come from the task config (``dataset_kwargs``); ``metadata`` is
-    lm-eval's (``--metadata``), read by :func:`._options.task_options`.
+    lm-eval's (``--metadata``), read by :func:`convbench_datasets.integrations.lm_eval._options.task_options`.
     """
     import datasets
 

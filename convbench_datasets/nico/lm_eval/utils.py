@@ -1,12 +1,10 @@
-"""What convbench's lm-eval task configs name with ``!function utils.NAME``.
+"""What NICO's lm-eval task configs (``_nico_*_yaml`` here) name with ``!function utils.NAME``.
 
 lm-eval loads this file by its path (not as part of the package), so it imports convbench's
-functions absolutely; each is defined once, in ``convbench_datasets.integrations.lm_eval``.
+functions absolutely; each is defined once, in :mod:`convbench_datasets.nico.lm_eval.task`.
 """
 
-from convbench_datasets.integrations.lm_eval.nc import nc_dataset, transcript
-from convbench_datasets.integrations.lm_eval.nc_task import NCBenchGeneration
-from convbench_datasets.integrations.lm_eval.nico import (
+from convbench_datasets.nico.lm_eval.task import (
     avg_len,
     avg_len_stderr,
     bleu_1,
@@ -38,7 +36,6 @@ from convbench_datasets.integrations.lm_eval.nico import (
 )
 
 __all__ = [
-    "nc_dataset", "transcript", "NCBenchGeneration",
     "nico_dataset", "generation_results", "identify_results", "identify_target",
     "bleu_1", "bleu_2", "rouge_l", "distinct_1", "distinct_2", "avg_len",
     "precision", "recall", "f1", "precision_containing", "recall_containing", "f1_containing",

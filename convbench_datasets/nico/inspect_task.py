@@ -28,18 +28,21 @@ from typing import Any
 
 from inspect_ai import Task, task
 from inspect_ai.dataset import MemoryDataset, Sample
+from inspect_ai.log import EvalSample
 from inspect_ai.model import ChatMessageUser
 from inspect_ai.scorer import Metric, SampleScore, Score, Scorer, Target, metric, scorer
 from inspect_ai.solver import TaskState, generate
 
-from ...nico.prompts import pick_shots, render_prompt, templates_sha256
-from ...nico.tasks import TASKS
-from ...nico.run import SHOTS, clean_turn, dialogue_turns, score_identify, too_long_error
-from ...nico.run import read_rows as _rows
-from ...scoring.bertscore import check_available, compute_bertscore
-from ...nico.stderr import N_BOOTSTRAP, SEED, generation_stderr, identify_stderr
-from ...scoring.nico_generation import TOKENIZERS, pair_statistics, score_generation
-from ._common import finish_reason, greedy, mean_over_epochs, output_error, task_metadata
+from .prompts import pick_shots, render_prompt, templates_sha256
+from .tasks import TASKS
+from .run import SHOTS, clean_turn, dialogue_turns, score_identify, too_long_error
+from .run import read_rows as _rows
+from ..scoring.bertscore import check_available, compute_bertscore
+from .stderr import N_BOOTSTRAP, SEED, generation_stderr, identify_stderr
+from .nico_generation import TOKENIZERS, pair_statistics, score_generation
+from ..runner.backends.openai_compat import reply_error
+from ..integrations.inspect.log_samples import convbench_score, failure, output_text, stopped
+from ..integrations.inspect._common import finish_reason, greedy, mean_over_epochs, output_error, task_metadata
 
 BENCHMARK = "nico"
 GENERATION_KEYS = ("bleu_1", "bleu_2", "rouge_l", "distinct_1", "distinct_2", "avg_len", "bertscore_f1")
@@ -218,3 +221,51 @@ def nico_identify() -> Scorer:
         )
 
     return score
+
+
+# the metadata key that marks this benchmark's score among a sample's scores (the importer reads it)
+SCORE_KEY = "error"
+
+
+def log_records(samples: list[EvalSample], settings: Mapping[str, Any]) -> list[dict[str, Any]]:
+    """Records as ``convbench run nico`` writes them; identify_unnatural's per-row reading and scores are
+    ``score_identify``'s over the imported rows, knowing each dialogue (as the runner's)."""
+    records = []
+    identify = settings["task"] == "identify_unnatural"
+    for sample in samples:
+        row, score = sample.metadata, convbench_score(sample, SCORE_KEY)
+        scored = (score.metadata or {}) if score is not None else {}
+        response, finish = scored.get("response", ""), scored.get("finish_reason")
+        if score is None or stopped(sample):
+            error = failure(sample)
+        else:  # the scorer's error; for logs whose scorer did not check replies, the runner's rule
+            error = scored.get("error") or reply_error(response, finish)
+        record: dict[str, Any] = {"id": row["id"], "dialogue_id": row["dialogue_id"],
+                                  "interaction_type": row["interaction_type"], "response": response}
+        if identify:
+            record.update(predicted=[], gold=list(row["unnatural_sentences"]), dialogue=dialogue_turns(row),
+                          precision=0.0, recall=0.0)
+        else:
+            record.update(turn="" if error else scored.get("turn", ""), reference=row["reference"])
+        record.update(cache_hit=None, finish_reason=finish, error=error)
+        records.append(record)
+    if identify and records:
+        _, rows = score_identify([r["response"] for r in records], [r["gold"] for r in records],
+                                 [r["error"] is not None for r in records], [r["dialogue"] for r in records])
+        for record, scored_row in zip(records, rows):
+            record.update(predicted=scored_row["predicted"], precision=scored_row["precision"],
+                          recall=scored_row["recall"])
+    return records
+
+
+def log_declared(records: list[dict[str, Any]], settings: Mapping[str, Any]) -> dict[str, Any]:
+    """NICO with ``bertscore_model``: BERTScore of the imported epoch's turns, by convbench (re-scoring
+    carries it over: it loads no model)."""
+    if settings.get("benchmark") != "nico" or not settings.get("bertscore_model"):
+        return {}
+    layer = settings.get("bertscore_layer")
+    scored = score_generation([r["turn"] for r in records], [r["reference"] for r in records],
+                              tokenizer=settings.get("tokenizer", "jieba"), bertscore=True,
+                              bertscore_model=settings["bertscore_model"],
+                              bertscore_options=None if layer is None else {"num_layers": layer})
+    return {key: value for key, value in scored.items() if key.startswith("bertscore_")}

@@ -25,6 +25,7 @@ from typing import Any
 
 from inspect_ai import Task, task
 from inspect_ai.dataset import MemoryDataset, Sample
+from inspect_ai.log import EvalSample
 from inspect_ai.model import (
     ChatMessageAssistant,
     GenerateConfig,
@@ -35,7 +36,7 @@ from inspect_ai.model import (
 from inspect_ai.scorer import Metric, SampleScore, Score, Scorer, Target, metric, scorer
 from inspect_ai.solver import Generate, Solver, TaskState, solver
 
-from ...cocoeval.simulation import (
+from .simulation import (
     COPIED_TURNS,
     COPY_PRESENCE_PENALTY,
     PROMPT_STYLES,
@@ -47,9 +48,9 @@ from ...cocoeval.simulation import (
     scales,
     templates,
 )
-from ...cocoeval.simulation_loop import CUT_RETRY_FACTOR, InstanceSimulation
-from ...cocoeval.taxonomy import Behaviour, load_taxonomy
-from ...cocoeval.run import (
+from .simulation_loop import CUT_RETRY_FACTOR, InstanceSimulation
+from .taxonomy import Behaviour, load_taxonomy
+from .run import (
     BOOTSTRAP_UNITS,
     JUDGE_MAX_NEW_TOKENS,
     REASONING_JUDGE_MAX_NEW_TOKENS,
@@ -62,9 +63,10 @@ from ...cocoeval.run import (
     score_records,
     simulation_token_limit,
 )
-from ...counts import MAX_REPAIRS, MAX_RESAMPLES, check_count, check_seed
-from ...cocoeval.stderr import frequency_stderr
-from ._common import (
+from ..counts import MAX_REPAIRS, MAX_RESAMPLES, check_count, check_seed
+from .stderr import frequency_stderr
+from ..integrations.inspect.log_samples import convbench_score, failure, output_text, stopped
+from ..integrations.inspect._common import (
     NO_OUTPUT,
     chat_messages,
     finish_reason,
@@ -343,3 +345,19 @@ def _explanation(record: Mapping[str, Any]) -> str:
     if record["excluded"]:
         lines.append(f"excluded from the comparison: {record['excluded']}")
     return "\n".join(lines)
+
+
+# the metadata key that marks this benchmark's score among a sample's scores (the importer reads it)
+SCORE_KEY = "record"
+
+
+def log_records(samples: list[EvalSample], settings: Mapping[str, Any]) -> list[dict[str, Any]]:
+    """Records as ``convbench run cocoeval`` writes them: each scored sample's own record, a stopped one failed."""
+    records = []
+    for sample in samples:
+        score = convbench_score(sample, SCORE_KEY)
+        if score is not None and not stopped(sample):
+            records.append(dict((score.metadata or {})["record"]))
+            continue
+        records.append(_record(dict(sample.metadata), failed_simulation(failure(sample)), {}))
+    return records

@@ -1,7 +1,7 @@
 """NC-Bench's lm-eval tasks (the generation step): the dataset, and the rows read back from samples.
 
 lm-eval runs no judge, so ``convbench_nc*`` only generate: each row's transcript (``messages``, its
-own system prompt included) goes to the model through its chat template (:mod:`.nc_task`), greedy,
+own system prompt included) goes to the model through its chat template (:mod:`.task`), greedy,
 1,024 new tokens, as ``convbench run nc``. The task's metric is lm-eval's ``bypass`` (lm-eval's
 "no metric", shown as 999), which also makes lm-eval require ``--log_samples``: the samples file is
 what ``convbench score --from-lm-eval`` judges and scores (:mod:`.samples`).
@@ -13,9 +13,9 @@ from collections.abc import Mapping
 from typing import Any
 
 from ...errors import ConvbenchError
-from ...nc.run import CONFIGS
-from ...nc.run import read_rows as _rows
-from ._options import task_options
+from ..run import CONFIGS
+from ..run import read_rows as _rows
+from ...integrations.lm_eval._options import task_options
 
 CONFIG_FIELD = "convbench_config"  # added to each doc: the samples then say which config they are rows of
 

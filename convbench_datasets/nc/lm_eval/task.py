@@ -13,7 +13,7 @@ from typing import Any
 
 from lm_eval.api.task import ConfigurableTask
 
-from ._usage import usage_error
+from ...integrations.lm_eval._usage import usage_error
 
 
 class NCBenchGeneration(ConfigurableTask):
