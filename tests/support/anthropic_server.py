@@ -25,6 +25,8 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 
+from tests.support.openai_server import send_reply
+
 ALLOWED = {"model", "messages", "max_tokens", "system", "temperature", "top_p", "top_k", "stop_sequences",
            "metadata", "thinking", "stream", "tools", "tool_choice", "service_tier"}
 
@@ -105,17 +107,7 @@ def _handler(state: AnthropicState) -> type[http.server.BaseHTTPRequestHandler]:
                              "usage": {"input_tokens": len(raw) // 4, "output_tokens": len(text.split())}})
 
         def _json(self, code: int, payload: dict, headers: dict | None = None) -> None:
-            data = json.dumps(payload).encode()
-            try:
-                self.send_response(code)
-                self.send_header("Content-Type", "application/json")
-                self.send_header("Content-Length", str(len(data)))
-                for key, value in (headers or {}).items():
-                    self.send_header(key, value)
-                self.end_headers()
-                self.wfile.write(data)
-            except (BrokenPipeError, ConnectionResetError):
-                pass
+            send_reply(self, code, json.dumps(payload).encode(), headers)
 
         def log_message(self, *args: object) -> None:
             pass

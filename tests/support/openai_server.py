@@ -273,16 +273,7 @@ def _handler(state: ServerState) -> type[http.server.BaseHTTPRequestHandler]:
             self._raw(code, json.dumps(payload).encode(), headers)
 
         def _raw(self, code: int, data: bytes, headers: dict | None = None) -> None:
-            try:
-                self.send_response(code)
-                self.send_header("Content-Type", "application/json")
-                self.send_header("Content-Length", str(len(data)))
-                for key, value in (headers or {}).items():
-                    self.send_header(key, value)
-                self.end_headers()
-                self.wfile.write(data)
-            except (BrokenPipeError, ConnectionResetError):
-                pass  # the client gave up (timeout test)
+            send_reply(self, code, data, headers)
 
         def log_message(self, *args: object) -> None:
             pass
@@ -345,3 +336,18 @@ if __name__ == "__main__":  # python tests/support/openai_server.py PORT [DELAY]
     state = ServerState(delay_seconds=float(sys.argv[2]) if len(sys.argv) > 2 else 0.0)
     server = Server(("127.0.0.1", int(sys.argv[1])), _handler(state))
     server.serve_forever()
+
+
+def send_reply(handler: http.server.BaseHTTPRequestHandler, code: int, data: bytes, headers: dict | None = None) -> None:
+    """A JSON reply of ``data`` with ``code`` and ``headers`` (the test servers' one way to answer); a client that
+    gave up meanwhile (a deadline, a timeout test) is no error."""
+    try:
+        handler.send_response(code)
+        handler.send_header("Content-Type", "application/json")
+        handler.send_header("Content-Length", str(len(data)))
+        for key, value in (headers or {}).items():
+            handler.send_header(key, value)
+        handler.end_headers()
+        handler.wfile.write(data)
+    except (BrokenPipeError, ConnectionResetError):
+        pass
