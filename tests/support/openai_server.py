@@ -146,9 +146,17 @@ def _handler(state: ServerState) -> type[http.server.BaseHTTPRequestHandler]:
                 state.in_flight[model] = state.in_flight.get(model, 0) + 1
                 state.peaks[model] = max(state.peaks.get(model, 0), state.in_flight[model])
                 state.peak = max(state.peak, sum(state.in_flight.values()))
+            self._counted = model
             try:
                 self._answer(body, request)
             finally:
+                self._answered()
+
+        def _answered(self) -> None:
+            """The request leaves ``in_flight`` as its reply goes out, not after: a client that has read the
+            reply may send its next request before this thread runs again, and would be counted twice."""
+            model, self._counted = getattr(self, "_counted", None), None
+            if model is not None:
                 with state.lock:
                     state.in_flight[model] -= 1
 
@@ -273,6 +281,7 @@ def _handler(state: ServerState) -> type[http.server.BaseHTTPRequestHandler]:
             self._raw(code, json.dumps(payload).encode(), headers)
 
         def _raw(self, code: int, data: bytes, headers: dict | None = None) -> None:
+            self._answered()
             send_reply(self, code, data, headers)
 
         def log_message(self, *args: object) -> None:
