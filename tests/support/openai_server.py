@@ -339,14 +339,6 @@ def openai_server(state: ServerState | None = None) -> Iterator[tuple[str, Serve
         httpd.server_close()
 
 
-if __name__ == "__main__":  # python tests/support/openai_server.py PORT [DELAY]: serve until killed
-    import sys
-
-    state = ServerState(delay_seconds=float(sys.argv[2]) if len(sys.argv) > 2 else 0.0)
-    server = Server(("127.0.0.1", int(sys.argv[1])), _handler(state))
-    server.serve_forever()
-
-
 def send_reply(handler: http.server.BaseHTTPRequestHandler, code: int, data: bytes, headers: dict | None = None) -> None:
     """A JSON reply of ``data`` with ``code`` and ``headers`` (the test servers' one way to answer); a client that
     gave up meanwhile (a deadline, a timeout test) is no error."""
@@ -360,3 +352,11 @@ def send_reply(handler: http.server.BaseHTTPRequestHandler, code: int, data: byt
         handler.wfile.write(data)
     except (BrokenPipeError, ConnectionResetError):
         pass
+
+
+if __name__ == "__main__":  # python tests/support/openai_server.py PORT [DELAY]: serve until killed
+    import sys
+
+    state = ServerState(delay_seconds=float(sys.argv[2]) if len(sys.argv) > 2 else 0.0)
+    server = Server(("127.0.0.1", int(sys.argv[1])), _handler(state))
+    server.serve_forever()
