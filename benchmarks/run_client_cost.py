@@ -30,12 +30,10 @@ What is left, for a 10-row run (20 requests, all fixed cost): 1.4 s of CPU again
 score; the package's own modules; checking every row's shape; the preflight). Per request, about 0.9 ms
 of CPU against the bare client's 0.8 ms (building the request bodies, the run-wide slots, the response
 cache's commits, about 300 for 1,440 answers, 0.1 s; the hand-off of each batch of answers to the stage's
-thread). Generation and judging run one after the other here because the judge is the generator's own
-spec and settings, so the session uses one backend object for both roles, and a pipeline refuses an
-object in two roles (its call counts and preflight are per object). Forcing a judge object of its own
-(``--judge-base-url`` spelled with a trailing slash) pipelines the run: 4.5-4.6 s wall against 4.9-5.1 s,
-but 0.5 s more CPU (a pipelined judge asks through a thread per request in flight); a twin judge object for
-a served spec, with its preflight shared and that stream on the event loop, is what is left to try.
+thread). A judge with the generator's own spec is its twin (same connections and preflight) and runs
+beside generation, asked on the event loop (no thread per request): before that, the stages ran one after
+the other, 0.80x wall (4.51 s against 3.65 s); after it, 0.89x (3.64 s against 3.25 s, 4 rounds on an idle
+machine). Still missed: the rest is the fixed cost above.
 
 Usage: CONVBENCH_SOURCES=../shared/upstream python benchmarks/run_client_cost.py [--rounds 5]
 """

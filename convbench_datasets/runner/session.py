@@ -4,8 +4,9 @@ A run has a generator (the ``model`` role) and zero or more judges. The session 
 when it is first needed and frees it as soon as its work is done, so that one local model (``hf:``) is
 in memory at a time; it builds the server-backed judges early so that their preflight runs before the
 first stage (an unreachable judge fails in seconds, not after hours of generation). A judge whose spec
-is the generator's own, with no options of its own (none set, or the generator's), is the generator
-itself (one model in memory).
+is the generator's own, with no options of its own (none set, or the generator's), is the generator's
+:meth:`~.backends.Backend.twin` (a server's: same connections and preflight, so the two stages can run
+side by side), or the generator itself where a backend has no twin (a local model: one copy in memory).
 
 :meth:`Session.ask` answers one list of prompts (``stage.complete`` with the run's cache, progress and
 ``retry_errors``). :meth:`Session.generate_then_judge` runs the common two-step shape, generation and
@@ -76,7 +77,7 @@ class Session:
             raise ConvbenchError(f"got {len(options)} judge options for {len(self.judge_specs)} judges")
         lent = {k: v for k, v in self.model_options.items() if k != "params"}
         self.judge_options = [o or lent for o in options]
-        # the first judge is the generator itself when it is the same spec and has no options of its own
+        # the first judge is the generator (its twin, or itself) when it is the same spec and has no options of its own
         # options that set nothing (all None), or the generator's own, are no options of its own; a
         # generator with request params is never its own judge unless that judge has the same params
         own, mine = _given(judge_options[0] if judge_options else None), _given(model_options)
@@ -97,15 +98,20 @@ class Session:
         return self._generator
 
     def judge(self, k: int = 0) -> Backend:
-        """Judge ``k``'s backend (built on first use; judge 0 may be the generator, see ``same``)."""
+        """Judge ``k``'s backend (built on first use; judge 0 may be the generator's twin or the generator
+        itself, see ``same`` and the module docstring)."""
         if self._judges[k] is None:
-            self._judges[k] = self.generator if self.same and k == 0 else \
-                self._build(self.judge_specs[k], self.judge_options[k])
+            if self.same and k == 0:
+                twin = self.generator.twin()
+                self._judges[k] = self.generator if twin is None else self._keep(twin)
+            else:
+                self._judges[k] = self._build(self.judge_specs[k], self.judge_options[k])
         return self._judges[k]  # type: ignore[return-value]
 
     def early_judges(self) -> list[Backend | None]:
         """The judges that can be built before generation (servers, objects), to preflight with it;
-        None for a local model (it loads at its stage) and for the judge that is the generator."""
+        None for a local model (it loads at its stage) and for the judge that is the generator's own spec
+        (the generator's preflight is its)."""
         early: list[Backend | None] = []
         for k, spec in enumerate(self.judge_specs):
             if self._judges[k] is None and not (self.same and k == 0):
@@ -190,11 +196,13 @@ class Session:
         n_judges = len(self.judge_specs)
         descs = ["judge" if n_judges == 1 else f"judge {k + 1}/{n_judges}" for k in range(n_judges)]
         early = self.early_judges()
-        if pipelined and not self.same:  # a baseline judge has nothing to load: build it now to pipeline it
-            early = [self.judge(k) if e is None and spec_kind(spec) == "baseline" else e
-                     for k, (e, spec) in enumerate(zip(early, self.judge_specs))]
         generator = self.generator
-        if (pipelined and not self.same and all(e is not None and pipelines(e) for e in early) and pipelines(generator)
+        if pipelined and pipelines(generator):
+            # a baseline judge has nothing to load, and the generator's twin loads nothing new either:
+            # built now to pipeline them (a generator without a twin stays one object in two roles: not pipelined)
+            early = [self.judge(k) if e is None and (spec_kind(spec) == "baseline" or (self.same and k == 0)) else e
+                     for k, (e, spec) in enumerate(zip(early, self.judge_specs))]
+        if (pipelined and all(e is not None and pipelines(e) for e in early) and pipelines(generator)
                 and len({id(b) for b in [generator, *early]}) == 1 + len(early)):
             judges = [e for e in early if e is not None]
             generated, followed = pipeline(

@@ -39,6 +39,8 @@ same however much of its block was cached before. Such a stage never runs beside
 
 from __future__ import annotations
 
+import collections
+import functools
 import time
 import weakref
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
@@ -477,6 +479,11 @@ class _Stream:
         import threading
 
         backend, params = self.follow.backend, self.follow.params
+        # a backend on the event loop is asked through its futures (no thread per request in flight): at most
+        # ``workers`` of them running, the rest waiting their turn here; else through worker threads
+        submit = getattr(backend, "submit", None)
+        running: dict[str, Any] = {}  # key: its future
+        turns: collections.deque[str] = collections.deque()
         identity = backend.identity()
         settings = params.to_dict()
         keys: list[str] = []
@@ -504,12 +511,26 @@ class _Stream:
                 except BaseException as err:
                     self.inbox.put(("result", key, err))
 
+        def landed(key: str, future: Any) -> None:  # on the loop's thread: handed to this one
+            outcome = _Stopped() if future.cancelled() else (future.exception() or future.result())
+            self.inbox.put(("result", key, outcome))
+
+        def start_turns() -> None:
+            while turns and len(running) < self.workers:
+                key = turns.popleft()
+                running[key] = future = submit(first_prompt[key], params)
+                future.add_done_callback(functools.partial(landed, key))
+
         def send(mine: list[str]) -> None:
             nonlocal in_flight
-            for key in mine:
-                jobs.put(key)
             asked.extend(mine)
             in_flight += len(mine)
+            if submit is not None:
+                turns.extend(mine)
+                start_turns()
+                return
+            for key in mine:
+                jobs.put(key)
             while len(started) < min(self.workers, len(asked)):
                 started.append(threading.Thread(target=work, daemon=True, name="convbench-stage-worker"))
                 started[-1].start()
@@ -553,6 +574,7 @@ class _Stream:
                                 failed = outcome
                                 break
                             in_flight -= 1
+                            running.pop(key, None)
                             answered.append((key, outcome))
                     if answered:
                         outcomes.record_many(answered)
@@ -561,6 +583,7 @@ class _Stream:
                         bar.update(len(answered))
                     if failed is not None:
                         raise failed
+                    start_turns()
                     if new:
                         cached = cache.get_many(new)
                         if not self.retry_errors:
@@ -595,6 +618,9 @@ class _Stream:
                 outcomes.settle_held(self.follow.desc, len(asked), len(set(keys)))
         finally:
             self._stop.set()
+            turns.clear()
+            for future in running.values():  # an abort or a failure: the requests in flight end now
+                future.cancel()
             for _ in started:
                 jobs.put(None)
         outcomes.check_failures(self.follow.desc, len(asked))

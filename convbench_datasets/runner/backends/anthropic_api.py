@@ -81,7 +81,9 @@ class AnthropicBackend(OpenAICompatBackend):
 
     def _anthropic_client(self, endpoint: Endpoint) -> Any:
         """One client per endpoint (its connection pool shared by the requests in flight), made on the loop
-        it runs on (only ever touched there); the key read now."""
+        it runs on (only ever touched there); the key read now. A twin's are its original's."""
+        if self._twin_of is not None:
+            return self._twin_of._anthropic_client(endpoint)
         running = asyncio.get_running_loop()
         made = self._clients.get(id(endpoint))
         key = os.environ.get(self.api_key_env) or ""
@@ -194,7 +196,9 @@ class AnthropicBackend(OpenAICompatBackend):
                              unreachable=isinstance(cause, httpx.ConnectError)) from None
 
     def close(self) -> None:
-        """Close the clients' connections."""
+        """Close the clients' connections (a twin's are its original's: closed with it)."""
+        if self._twin_of is not None:
+            return
         clients, self._clients = list(self._clients.values()), {}
         for running, client in clients:
             if running.is_running():

@@ -124,6 +124,11 @@ class Backend(ABC):
     caller can store each one at once: an interrupted run loses only what was in flight.
     ``generate_batches`` yields the same answers grouped as they arrived together (a backend with
     many requests in flight overrides it, so that the answers waiting at one moment are stored at once).
+
+    A backend whose requests run on the process's event loop may also define ``submit(messages, params)``,
+    returning a ``concurrent.futures.Future`` of one prompt's :class:`Generation` (cancelling it cancels
+    the request): a stage fed one prompt at a time (``stage.pipeline``'s judges) then asks through it, with
+    no thread per request in flight.
     """
 
     kind: str = ""
@@ -155,6 +160,14 @@ class Backend(ABC):
         that a caller can store each list in one transaction. Default: one answer per list."""
         for item in self.generate(prompts, params):
             yield [item]
+
+    def twin(self) -> Backend | None:
+        """Another object for this very backend, for a second role in one run (a judge whose spec is the
+        generator's own), so that the two roles can run side by side (``stage.pipeline`` wants one object
+        per role): same identity (so the same cache keys), connections and preflight; call counts its own.
+        None (the default): no twin; the backend plays both roles itself, stage after stage (a local
+        model: one copy of its weights in memory)."""
+        return None
 
     def share_slots(self, slots: Any) -> None:
         """Make each request this backend sends take a slot of ``slots`` (a :class:`~.slots.RequestSlots`:

@@ -58,7 +58,9 @@ body is convbench's own JSON, as before, so servers see the same requests and ca
 from __future__ import annotations
 
 import asyncio
+import concurrent.futures
 import contextlib
+import copy
 import json
 import os
 import queue
@@ -275,6 +277,7 @@ class OpenAICompatBackend(Backend):
         self._http: tuple[asyncio.AbstractEventLoop, Any] | None = None  # (its loop, aiohttp.ClientSession)
         self._sleep = None  # tests may replace the wait between attempts
         self._checked = False
+        self._twin_of: OpenAICompatBackend | None = None  # the backend this one is a twin of (see twin)
 
     def identity(self) -> dict[str, Any]:
         """The cache's name for this model: with ``model_id``, kind, model and model_id (no URL: any
@@ -292,6 +295,19 @@ class OpenAICompatBackend(Backend):
             identity["params"] = dict(self.params)
         return identity
 
+    def twin(self) -> OpenAICompatBackend:
+        """This backend for a second role (:meth:`Backend.twin`): the same endpoints (their measured speed
+        and rotation), connections, retry policy and preflight; its own ``calls`` and ``retries``."""
+        other = copy.copy(self)
+        other.calls = other.retries = 0
+        other._twin_of = self._twin_of or self
+        return other
+
+    def submit(self, messages: Messages, params: GenerationParams) -> concurrent.futures.Future[Generation]:
+        """One prompt's answer on the process's event loop (see :class:`Backend`), with the retry policy;
+        cancelling the future cancels the request."""
+        return transport.submit(self._complete(messages, params))
+
     def share_slots(self, slots: Any) -> None:
         """Each chat request takes one of the run's ``slots`` while in flight (:meth:`.EndpointPool.share_slots`)."""
         self._pool.share_slots(slots)
@@ -302,7 +318,9 @@ class OpenAICompatBackend(Backend):
         (refused, unknown host, no reply within ``timeout``). An endpoint that cannot be reached while
         another can is left out of rotation for the cool-down, with a warning. Any other reply means
         the server is there; its chat requests have their own retries and rules. When a server lists
-        models and this one is not among them, see :meth:`_check_model`."""
+        models and this one is not among them, see :meth:`_check_model`. A twin's is its original's."""
+        if self._twin_of is not None:
+            return self._twin_of.preflight()
         if self._checked:
             return
         transport.call(self._preflight())
@@ -569,6 +587,8 @@ class OpenAICompatBackend(Backend):
 
     def _session(self) -> Any:
         """This backend's ``aiohttp.ClientSession`` (its connection pool), made on the loop it runs on."""
+        if self._twin_of is not None:  # a twin's connections are its original's
+            return self._twin_of._session()
         running = asyncio.get_running_loop()
         if self._http is None or self._http[0] is not running:  # first use, or a forked child's new loop
             self._http = (running, transport.session(self.timeout))
@@ -607,8 +627,8 @@ class OpenAICompatBackend(Backend):
         raise BackendError(message, status)
 
     def close(self) -> None:
-        """Close the connections this backend keeps open."""
-        if self._http is not None:
+        """Close the connections this backend keeps open (a twin's are its original's: closed with it)."""
+        if self._twin_of is None and self._http is not None:
             running, session = self._http
             self._http = None
             if running.is_running():
