@@ -10,6 +10,7 @@ from __future__ import annotations
 import hashlib
 import os
 import shutil
+import sys
 from pathlib import Path
 from typing import Any
 
@@ -109,14 +110,14 @@ def publish_metric(name: str, repo_id: str, *, private: bool = False) -> str:
 
 
 def evaluate_modules_dir() -> Path:
-    """Where evaluate keeps loaded modules: evaluate's own setting when it is importable, else the same
-    rules (``HF_MODULES_CACHE``, else ``HF_HOME``, else ``$XDG_CACHE_HOME/huggingface``)/modules."""
-    try:
-        from evaluate import config
-
+    """Where evaluate keeps loaded modules: evaluate's own setting when this process has imported it (a
+    notebook may have changed ``evaluate.config``), else the rules its config reads at import
+    (``HF_MODULES_CACHE``, else ``HF_HOME``, else ``$XDG_CACHE_HOME/huggingface``)/modules: importing
+    evaluate only to read them costs seconds (it imports datasets and more), for every ``metrics install``.
+    tests/test_publish_modules_dir.py checks the two agree."""
+    config = sys.modules.get("evaluate.config")
+    if config is not None:
         return Path(config.HF_MODULES_CACHE).expanduser() / config.MODULE_NAME_FOR_DYNAMIC_MODULES
-    except ImportError:
-        pass
     modules = os.environ.get("HF_MODULES_CACHE")
     if not modules:
         cache = os.environ.get("XDG_CACHE_HOME") or os.path.join("~", ".cache")
