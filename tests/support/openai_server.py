@@ -119,6 +119,7 @@ def affected(messages: list[dict]) -> bool:
 def _handler(state: ServerState) -> type[http.server.BaseHTTPRequestHandler]:
     class Handler(http.server.BaseHTTPRequestHandler):
         protocol_version = "HTTP/1.1"
+        disable_nagle_algorithm = True  # headers and body are two writes: Nagle held the body ~40 ms for the ACK
 
         def _key_refused(self) -> bool:
             sent = self.headers.get("Authorization", "")
