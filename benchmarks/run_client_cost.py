@@ -33,7 +33,8 @@ cache's commits, about 300 for 1,440 answers, 0.1 s; the hand-off of each batch 
 thread). A judge with the generator's own spec is its twin (same connections and preflight) and runs
 beside generation, asked on the event loop (no thread per request): before that, the stages ran one after
 the other, 0.80x wall (4.51 s against 3.65 s); after it, 0.89x (3.64 s against 3.25 s, 4 rounds on an idle
-machine). Still missed: the rest is the fixed cost above.
+machine); once the test server set TCP_NODELAY (Nagle held each reply's body ~40 ms, on both sides alike),
+0.88x (3.20 s against 2.81 s, 3 rounds). Still missed: the rest is the fixed cost above.
 
 Usage: CONVBENCH_SOURCES=../shared/upstream python benchmarks/run_client_cost.py [--rounds 5]
 """

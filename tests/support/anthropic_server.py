@@ -25,7 +25,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 
-from tests.support.openai_server import send_reply
+from tests.support.openai_server import KeepAliveHandler, send_reply
 
 ALLOWED = {"model", "messages", "max_tokens", "system", "temperature", "top_p", "top_k", "stop_sequences",
            "metadata", "thinking", "stream", "tools", "tool_choice", "service_tier"}
@@ -42,8 +42,7 @@ class AnthropicState:
 
 
 def _handler(state: AnthropicState) -> type[http.server.BaseHTTPRequestHandler]:
-    class Handler(http.server.BaseHTTPRequestHandler):
-        protocol_version = "HTTP/1.1"
+    class Handler(KeepAliveHandler):
 
         def _error(self, code: int, kind: str, message: str, headers: dict | None = None) -> None:
             self._json(code, {"type": "error", "error": {"type": kind, "message": message}}, headers)

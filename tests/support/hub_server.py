@@ -13,6 +13,8 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 
+from tests.support.openai_server import KeepAliveHandler
+
 TYPES = {"datasets": "dataset", "spaces": "space", "models": "model"}
 
 
@@ -33,8 +35,7 @@ def _sha(files: dict[str, bytes]) -> str:
 
 
 def _handler(state: HubState) -> type[http.server.BaseHTTPRequestHandler]:
-    class Handler(http.server.BaseHTTPRequestHandler):
-        protocol_version = "HTTP/1.1"
+    class Handler(KeepAliveHandler):
 
         def log_message(self, *args: object) -> None:
             pass
@@ -197,7 +198,7 @@ def hub_server() -> Iterator[tuple[str, HubState]]:
         httpd.server_close()
 
 
-if __name__ == "__main__":  # python tests/support/hub_server.py PORT
+if __name__ == "__main__":  # python -m tests.support.hub_server PORT (from the repository root)
     import sys
 
     server = http.server.ThreadingHTTPServer(("127.0.0.1", int(sys.argv[1])), _handler(HubState()))

@@ -116,10 +116,16 @@ def affected(messages: list[dict]) -> bool:
     return hashlib.sha256(json.dumps(messages, sort_keys=True).encode()).hexdigest()[0] in "0123"
 
 
+class KeepAliveHandler(http.server.BaseHTTPRequestHandler):
+    """The test servers' request handler: HTTP/1.1 keep-alive, as API servers are; TCP_NODELAY, since a reply's
+    headers and body are two writes and Nagle's algorithm held the body ~40 ms for the client's delayed ACK."""
+
+    protocol_version = "HTTP/1.1"
+    disable_nagle_algorithm = True
+
+
 def _handler(state: ServerState) -> type[http.server.BaseHTTPRequestHandler]:
-    class Handler(http.server.BaseHTTPRequestHandler):
-        protocol_version = "HTTP/1.1"
-        disable_nagle_algorithm = True  # headers and body are two writes: Nagle held the body ~40 ms for the ACK
+    class Handler(KeepAliveHandler):
 
         def _key_refused(self) -> bool:
             sent = self.headers.get("Authorization", "")
