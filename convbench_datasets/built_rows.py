@@ -3,8 +3,10 @@
 A build (``convbench build``, :mod:`.hub`) is a Hub-layout folder: parquet data files plus a README.md
 whose YAML header lists ``configs`` (the data files of each split) and ``dataset_info`` (the features of
 each config). :func:`read_rows` reads the files the card names for a config and split and returns what
-``datasets.load_dataset(folder, config, split=split).to_list()`` returns: the same values and types, keys
-in the card's feature order, rows in file order (files in the card's order, a glob's matches sorted).
+``datasets.load_dataset(folder, config, split=split).to_list()`` returns, with one difference: a
+``ClassLabel`` column holds its names, not its ids (:mod:`.class_labels`). The same values and types
+otherwise, keys in the card's feature order, rows in file order (files in the card's order, a glob's
+matches sorted).
 Importing ``datasets`` costs more than a short run's work, so runs read rows here and :func:`~.api.load`
 keeps ``datasets`` for users who want a ``Dataset``.
 
@@ -29,6 +31,7 @@ from pathlib import Path
 from typing import Any
 
 from ._resources import safe_yaml_loader
+from .class_labels import coder_of, decode_rows, named_rows
 from .errors import ConvbenchError, DataFormatError
 
 # huggingface_hub's pattern for a card's YAML block (repocard.REGEX_YAML_BLOCK), so that we read what datasets reads
@@ -272,7 +275,7 @@ def dataset_rows(name: str, config: str, split: str, *, dataset: str | os.PathLi
         [1, 2]
     """
     if elsewhere(dataset):
-        rows: list[dict[str, Any]] = load_by_name(dataset, config)[split].to_list()  # type: ignore[arg-type]
+        rows = named_rows(load_by_name(dataset, config)[split])  # type: ignore[arg-type]
         if rules is not None:
             check_rows(rows, rules, f"{dataset} (config {config!r}, split {split!r})")
         return rows
@@ -346,15 +349,17 @@ def read_rows(folder: str | os.PathLike[str], config: str, split: str, *,
               rules: RowRules | None = None) -> list[dict[str, Any]]:
     """The rows of ``config``/``split`` of the build in ``folder``, read with pyarrow.
 
-    Equal to ``datasets.load_dataset(str(folder), config, split=split).to_list()``: same values, types,
-    key order (the card's features) and row order (the card's files in order). ``rules``: what each row
-    must hold (:class:`RowRules`), checked file by file (keys across all of them).
+    Equal to :func:`~.class_labels.named_rows` of ``datasets.load_dataset(str(folder), config,
+    split=split)``: same values, types, key order (the card's features) and row order (the card's files
+    in order), class labels as names. ``rules``: what each row must hold (:class:`RowRules`), checked
+    file by file (keys across all of them) after the names are read.
 
     Raises:
         ConvbenchError: no such config or split (naming those that exist), a data file missing or not
             parquet (naming it), a data file whose columns or types do not fit the card's features
-            (naming the file and the columns), a row that breaks ``rules`` (naming the file, row and
-            field), or another number of rows than the card's ``dataset_info`` gives.
+            (naming the file and the columns), a class id that names no class or a row that breaks
+            ``rules`` (naming the file, row and field), or another number of rows than the card's
+            ``dataset_info`` gives.
 
     Example:
         >>> import tempfile
@@ -374,6 +379,7 @@ def read_rows(folder: str | os.PathLike[str], config: str, split: str, *,
     files = data_files(folder, config, split)
     features = card.features.get(config)
     schema = _arrow_schema(features, f"{card.path}, config {config!r}") if features else None
+    labels = coder_of(features) if features else None
     rows: list[dict[str, Any]] = []
     seen: dict[tuple[Any, ...], str] = {}
     for path in files:
@@ -384,7 +390,7 @@ def read_rows(folder: str | os.PathLike[str], config: str, split: str, *,
                                  f"build it again): {err}") from None
         if schema is None:
             schema = table.schema.remove_metadata()  # no features in the card: the first file's, as datasets does
-        read = _fit(table, schema, path, config).to_pylist()
+        read = decode_rows(_fit(table, schema, path, config).to_pylist(), labels, str(path))
         if rules is not None:
             check_rows(read, rules, str(path), seen)
         rows.extend(read)
@@ -529,6 +535,8 @@ def _arrow_type(spec: Any, where: str) -> Any:
         return pa.struct([pa.field(f["name"], _arrow_type(f, where)) for f in spec])
     if not isinstance(spec, dict):
         raise refuse(spec)
+    if "class_label" in spec:  # a list's item is written without "dtype"
+        return pa.int64()
     if "dtype" in spec:
         dtype = spec["dtype"]
         if isinstance(dtype, dict) and "class_label" in dtype:

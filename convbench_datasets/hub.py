@@ -17,6 +17,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+from .class_labels import coder_of, encode_rows
 from .errors import BuildError
 from .out_folder import GENERATED_PREFIX, staged
 
@@ -97,11 +98,13 @@ def _write_parquet(built: BuiltDataset, root: Path) -> dict[str, dict[str, int]]
 
     num_bytes: dict[str, dict[str, int]] = {}
     for config in built.configs:
-        schema = built.features_of(config.name).arrow_schema
+        features = built.features_of(config.name)
+        schema, labels = features.arrow_schema, coder_of(features._to_yaml_list())
         for split, rows in config.splits.items():
             if not rows:
                 continue  # an empty split is not published: datasets cannot read a parquet file of no rows
-            table = pa.Table.from_pylist(rows, schema=schema)
+            # builders make rows with names; a ClassLabel column is stored as its ids (see .class_labels)
+            table = pa.Table.from_pylist(encode_rows(rows, labels, f"{config.name}/{split}"), schema=schema)
             path = root / data_file(config.name, split)
             path.parent.mkdir(parents=True, exist_ok=True)
             pq.write_table(table, path, compression="zstd")

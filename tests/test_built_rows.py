@@ -1,7 +1,9 @@
 """Rows read with pyarrow from a build (convbench_datasets.built_rows) equal datasets' own reading.
 
 The reference is ``datasets.load_dataset(str(folder), config, split=split).to_list()``, what the runners read
-before: every comparison is strict (``repr`` of the rows equal, so 1 vs 1.0, True vs 1 and key order count).
+before, with each ClassLabel id turned into its name by datasets' own ``ClassLabel.int2str`` (the reader
+gives names: convbench_datasets.class_labels): every comparison is strict (``repr`` of the rows equal, so
+1 vs 1.0, True vs 1 and key order count).
 """
 
 from __future__ import annotations
@@ -33,6 +35,25 @@ def _reference(folder: Path, config: str) -> Any:
     return datasets.load_dataset(str(folder), config)
 
 
+def _names(value: Any, feature: Any) -> Any:
+    """``value`` with datasets' ClassLabel ids as names, walking datasets' own feature objects (an
+    implementation apart from convbench's, which reads the card's YAML)."""
+    import datasets
+
+    if isinstance(feature, datasets.ClassLabel):
+        assert isinstance(value, int)  # datasets keeps the ids
+        return feature.int2str(value)
+    if isinstance(feature, dict):
+        return {k: _names(v, feature[k]) for k, v in value.items()}
+    if isinstance(feature, datasets.List):
+        return [_names(v, feature.feature) for v in value]
+    return value
+
+
+def _with_names(dataset: Any) -> list[dict]:
+    return [_names(row, dataset.features) for row in dataset.to_list()]
+
+
 def _assert_same(ours: list[dict], theirs: list[dict]) -> None:
     assert len(ours) == len(theirs)
     assert ours == theirs
@@ -43,7 +64,7 @@ def _assert_build_reads_like_datasets(folder: Path, config: str) -> list[str]:
     reference = _reference(folder, config)
     assert split_names(folder, config) == list(reference)
     for split in reference:
-        _assert_same(read_rows(folder, config, split), reference[split].to_list())
+        _assert_same(read_rows(folder, config, split), _with_names(reference[split]))
     return list(reference)
 
 
@@ -240,6 +261,63 @@ def test_features_datasets_decodes_are_refused_by_name(tmp_path: Path) -> None:
         read_rows(folder, "pics", "train")
 
 
+def test_class_labels_are_read_as_names_at_any_depth(tmp_path: Path) -> None:
+    # Written by hand: a top-level ClassLabel, one inside a list of structs inside a struct, and a list of
+    # ClassLabels (datasets writes its item without "dtype"); the names, by id, are the card's.
+    import pyarrow as pa
+
+    header = """
+        configs:
+        - config_name: main
+          data_files: m.parquet
+        dataset_info:
+        - config_name: main
+          features:
+          - name: kind
+            dtype:
+              class_label:
+                names:
+                  '0': greeting
+                  '1': farewell
+          - name: turns
+            list:
+            - name: text
+              dtype: string
+            - name: mood
+              dtype:
+                class_label:
+                  names:
+                    '0': calm
+                    '1': cross
+          - name: tags
+            list:
+              class_label:
+                names:
+                  '0': a
+                  '1': b
+    """
+    turns = pa.list_(pa.struct([("text", pa.string()), ("mood", pa.int64())]))
+    folder = _folder(tmp_path, header, {"m.parquet": pa.table({
+        "kind": pa.array([1, 0], pa.int64()),
+        "turns": pa.array([[{"text": "hi", "mood": 0}, {"text": "go", "mood": 1}], []], turns),
+        "tags": pa.array([[1, 0], [1]], pa.list_(pa.int64()))})})
+    expected = [{"kind": "farewell", "turns": [{"text": "hi", "mood": "calm"}, {"text": "go", "mood": "cross"}],
+                 "tags": ["b", "a"]},
+                {"kind": "greeting", "turns": [], "tags": ["b"]}]
+    assert read_rows(folder, "main", "train") == expected
+    _assert_build_reads_like_datasets(folder, "main")  # datasets' own int2str agrees
+    # an id past the names: the file, row and field named
+    pa_bad = pa.table({"kind": pa.array([0, 1], pa.int64()),
+                       "turns": pa.array([[], [{"text": "x", "mood": 2}]], turns),
+                       "tags": pa.array([[], []], pa.list_(pa.int64()))})
+    import pyarrow.parquet as pq
+
+    pq.write_table(pa_bad, folder / "m.parquet")
+    with pytest.raises(ConvbenchError, match=r"m.parquet: row 1: field 'turns\[0\].mood' must be a class id of its 2 "
+                                             r"names \(0-1\), got 2"):
+        read_rows(folder, "main", "train")
+
+
 def test_columns_other_than_the_cards_are_named(tmp_path: Path) -> None:
     import pyarrow as pa
 
@@ -304,17 +382,16 @@ def test_a_dataset_named_not_a_folder_is_read_through_datasets(monkeypatch: pyte
 
     calls = []
 
-    class Split:
-        def to_list(self) -> list[dict]:
-            return [{"id": 7}]
+    split = datasets.Dataset.from_list([{"id": 7, "set": 1}], features=datasets.Features(
+        {"id": datasets.Value("int64"), "set": datasets.ClassLabel(names=["basic", "rag"])}))
 
     def fake_load(path: str, config: str) -> dict:
         calls.append((path, config))
-        return {"test": Split()}
+        return {"test": split}
 
     monkeypatch.chdir(tmp_path)  # no folder named convbench/nc here
     monkeypatch.setattr(datasets, "load_dataset", fake_load)
-    assert dataset_rows("nc", "basic", "test", dataset="convbench/nc") == [{"id": 7}]
+    assert dataset_rows("nc", "basic", "test", dataset="convbench/nc") == [{"id": 7, "set": "rag"}]  # names, as from a folder
     assert calls == [("convbench/nc", "basic")]
     monkeypatch.setattr(datasets, "load_dataset", lambda *a, **k: (_ for _ in ()).throw(FileNotFoundError("no such")))
     with pytest.raises(ConvbenchError, match=r"convbench/nope is not a folder here, and datasets cannot load it by that "

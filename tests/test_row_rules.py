@@ -16,8 +16,10 @@ from convbench_datasets.built_rows import NonEmpty, RowRules, check_rows, read_r
 from convbench_datasets.cli import main
 from convbench_datasets.cocoeval.schema import row_rules as cocoeval_rules
 from convbench_datasets.errors import DataFormatError
+from convbench_datasets.nc.patterns import pattern_table
 
 NC_FILE = "basic/test-00000-of-00001.parquet"
+_RAG_ONLY_TASK = pattern_table().all_tasks.index("inquiry ungrounded")  # its class id in the task column
 
 
 def _edited(built: Path, tmp_path: Path, relative: str, edit: Callable[[list[dict[str, Any]]], None]) -> tuple[Path, Path]:
@@ -51,8 +53,11 @@ def _set(row: int, field: str, value: Any) -> Callable[[list[dict[str, Any]]], N
 @pytest.mark.parametrize("edit, says", [
     (_set(3, "messages", None), "row 3: field 'messages' must be a non-empty list of {role: string, content: string}, got None"),
     (_set(3, "messages", []), "row 3: field 'messages' must be a non-empty list"),
-    (_set(3, "set", "bogus"), "row 3: field 'set' must be one of basic, rag, complex_request, got 'bogus'"),
-    (_set(3, "task", "made up"), "row 3: field 'task' must be a task of set 'basic'"),
+    # set, task and pattern are ClassLabel ids on disk (3 sets; basic ids 0-2): an id past the names, or the
+    # id of a task that only another set has
+    (_set(3, "set", 3), "row 3: field 'set' must be a class id of its 3 names (0-2), got 3: the build is damaged"),
+    (_set(3, "task", _RAG_ONLY_TASK), "row 3: field 'task' must be a task of set 'basic' (the pattern table's), "
+                                      "got 'inquiry ungrounded'"),
     (_set(5, "acceptable_labels", []), "row 5: field 'acceptable_labels' must be a non-empty list of strings, got []"),
     (_set(5, "passage", None), "row 5: field 'passage' must be a string, got None"),
 ])

@@ -39,9 +39,11 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from .._version import __version__
+from ..class_labels import names_or_ids
 from ..counts import MAX_RESAMPLES, check_count, check_seed
 from ..scoring.inputs import as_row_list
 from ..scoring.resample import bootstrap_draws, draw_counts, resampled_means
+from .settings import SETTINGS
 
 METRIC = "behavior_frequency"
 # what the bootstrap resamples, without and with ``groups`` (the signature's words)
@@ -135,7 +137,8 @@ def score_frequencies(
     Args:
         predictions: per simulated continuation, the behaviour names detected (one per occurrence).
         references: the same for the human continuation of the same context.
-        sources: the source of each context, for ``per_source`` tables.
+        sources: the source of each context, for ``per_source`` tables (a class id, what the ``source``
+            column of a loaded dataset holds, counts as its name).
         groups: the source conversation of each context: resample whole source conversations, not
             instances (default: instances, as the paper); the mismatch floor then splits by them too.
         behaviours: the type names (default: the built-in taxonomy); any other name is an error.
@@ -148,6 +151,7 @@ def score_frequencies(
         raise ValueError("no continuations to score")
     if len(predictions) != len(references):
         raise ValueError(f"got {len(predictions)} predictions but {len(references)} references")
+    sources = names_or_ids(sources, tuple(SETTINGS))  # a loaded dataset's class ids read as source names
     for name, column in (("sources", sources), ("groups", groups)):
         if column is not None and len(column) != len(predictions):
             raise ValueError(f"got {len(predictions)} predictions but {len(column)} {name}")

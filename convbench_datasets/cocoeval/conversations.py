@@ -24,15 +24,8 @@ from .._resources import read_yaml
 from ..errors import DataFormatError
 from ..sources import SourceFile, fetch
 from .cleaning import clean_turns, page_header_pattern, split_inline_speakers
+from .settings import SETTINGS
 
-SETTINGS = {
-    "qmsum_product": "a product design team meeting (AMI corpus): the team designs a new remote control",
-    "qmsum_academic": "a research group's weekly meeting (ICSI meeting corpus)",
-    "qmsum_committee": "a parliamentary committee meeting (Welsh Parliament or Canadian House of Commons)",
-    "iq2": "an Oxford-style public debate (Intelligence Squared US): two teams argue for and against a motion",
-    "sim": "a recorded group meeting (SIM, Topic-Conversation Relevance dataset)",
-    "ncpc": "a public commission meeting (NCPC, Topic-Conversation Relevance dataset)",
-}
 QMSUM_DOMAINS = {"qmsum_product": "Product", "qmsum_academic": "Academic", "qmsum_committee": "Committee"}
 IQ2_TEST_SHARE = 0.5  # IQ2 has no split: a seeded half of the debates is test material
 MATERIAL_SEED = 0

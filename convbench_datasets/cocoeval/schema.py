@@ -6,7 +6,7 @@ from typing import Any
 
 COLUMNS: dict[str, str] = {
     "id": "source/conversation/start turn",
-    "source": "qmsum_product, qmsum_academic, qmsum_committee, iq2, sim or ncpc",
+    "source": "qmsum_product, qmsum_academic, qmsum_committee, iq2, sim or ncpc (a ClassLabel)",
     "conversation_id": "the meeting or debate in its source",
     "start_turn": "index (in the cleaned transcript) of the first reference turn",
     "metadata": "setting, participants (IQ2: with their side) and goals (QMSum topics discussed up to the history's end; IQ2: the motion)",
@@ -18,12 +18,20 @@ COLUMNS: dict[str, str] = {
 
 
 def features() -> Any:
-    from datasets import Features, List, Value
+    """``datasets.Features`` of every CoCoEval config; ``source`` is a ClassLabel of the sources.
+
+    Example:
+        >>> features()["source"].names[:2]
+        ['qmsum_product', 'qmsum_academic']
+    """
+    from datasets import ClassLabel, Features, List, Value
+
+    from .settings import SETTINGS
 
     text = Value("string")
     turns = List({"speaker": text, "utterance": text})
     return Features({
-        "id": text, "source": text, "conversation_id": text, "start_turn": Value("int32"),
+        "id": text, "source": ClassLabel(names=list(SETTINGS)), "conversation_id": text, "start_turn": Value("int32"),
         "metadata": {"setting": text, "participants": List(text), "goals": List(text)},
         "summary": text, "summary_method": text, "history": turns, "reference": turns,
     })

@@ -44,6 +44,7 @@ from typing import Any
 from .._resources import read_yaml
 from ..errors import ConvbenchError
 from .released_prompt import ReleasedPrompt, released_prompt
+from .schema import named_row
 
 SPEAKERS = {"user": "USER", "assistant": "AGENT"}
 # Placeholders each template field must use (user) and may use (system: none, it is the same every row).
@@ -177,8 +178,10 @@ def judge_messages(
     ``row`` needs ``messages``, ``set`` and ``task`` (released wording) or ``label_set`` (convbench's),
     and ``request_details`` for DetailRequest labels, as in the NC-Bench dataset. The released wording
     judges the response's first line only, as the released pipeline does; ``fill_request_details`` puts
-    the row's request details where the released pipeline leaves them empty.
+    the row's request details where the released pipeline leaves them empty. A row of a ``datasets``
+    split (class ids in ``set`` and ``task``) works as it is.
     """
+    row = named_row(row)  # a datasets row holds class ids; the prompt and the pattern table go by names
     template = resolve_template(template, sources=sources)
     if isinstance(template, ReleasedPrompt):
         if not first_line_only:

@@ -41,6 +41,7 @@ from typing import Any, NamedTuple
 import numpy as np
 
 from .._version import __version__
+from ..class_labels import names_or_ids
 from ..errors import MetricInputError
 from .judge_output import UNPARSED_LABEL, ParsedJudgement, parse_judge_output, vocabulary
 from .patterns import pattern_table
@@ -127,7 +128,9 @@ def score_actions(
     Args:
         predictions: the judge's raw answer per row (None: no answer, which fails and counts as unparsed).
         references: the acceptable labels per row (the dataset's ``acceptable_labels``).
-        patterns: the pattern per row, for ``per_pattern`` and the failure breakdown.
+        patterns: the pattern per row, for ``per_pattern`` and the failure breakdown. For ``patterns``,
+            ``sets`` and ``tasks`` a class id (what a ``datasets`` column of the build holds) counts as
+            its name.
         sets: the set per row (basic / rag / complex_request), for ``per_set``.
         label_sets: the labels the judge was offered per row, to count out-of-set labels.
         return_rows: add per-row ``passes``, ``labels`` and ``unparsed_rows``.
@@ -153,6 +156,10 @@ def score_actions(
     labels become bits of an integer and every column integer codes, so that the pass rule and the
     tables run over all rows at once with numpy: one pass over the rows, whatever their number.
     """
+    # a loaded dataset's columns hold class ids (see ..class_labels): read them as the names they stand for
+    table = pattern_table()
+    patterns, sets, tasks = (names_or_ids(column, names) for column, names in
+                             ((patterns, table.all_patterns), (sets, table.sets), (tasks, table.all_tasks)))
     columns = {"patterns": patterns, "sets": sets, "label_sets": label_sets, "tasks": tasks}
     n = _check_lengths(predictions, references, columns)
     coded = _coded_columns(predictions, references, columns)

@@ -67,6 +67,16 @@ class PatternTable:
         rule = self.rule_variants[rules].get((set_name, task), entry.acceptable_rule)
         return self.acceptable[rule]
 
+    @property
+    def all_tasks(self) -> tuple[str, ...]:
+        """Every task name, once, in the table's order (a task name may recur across sets)."""
+        return tuple(dict.fromkeys(e.task for e in self.tasks))
+
+    @property
+    def all_patterns(self) -> tuple[str, ...]:
+        """Every pattern name, once, in the table's order (the ``pattern`` column's class labels)."""
+        return tuple(dict.fromkeys(e.pattern for e in self.tasks))
+
     def tasks_of(self, set_name: str) -> list[TaskEntry]:
         return [e for e in self.tasks if e.set == set_name]
 

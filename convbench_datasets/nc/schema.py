@@ -2,15 +2,16 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from typing import Any
 
 from ..columns import Column
 
 COLUMNS: tuple[Column, ...] = (
     Column("id", "int64", "upstream row id (unique within a set)"),
-    Column("set", "string", "basic, rag or complex_request"),
-    Column("task", "string", "upstream task name, verbatim (e.g. `Detail Request-Partial`)"),
-    Column("pattern", "string", "the pattern as the paper's tables name it (e.g. `Detail Request`)"),
+    Column("set", "class_label", "basic, rag or complex_request"),
+    Column("task", "class_label", "upstream task name, verbatim (e.g. `Detail Request-Partial`); names: every set's tasks"),
+    Column("pattern", "class_label", "the pattern as the paper's tables name it (e.g. `Detail Request`)"),
     Column("messages", "messages", "the upstream `chat_prompt`, unchanged: system message first, then the turns "
            "(the user's last, but on complex_request id 340)"),
     Column("passage", "string", "rag rows: the passage the system message carries after `Context: `; empty otherwise"),
@@ -24,9 +25,44 @@ COLUMNS: tuple[Column, ...] = (
 )
 
 
+def label_names(column: str) -> tuple[str, ...]:
+    """The names of a ``class_label`` column, in id order, read from the pattern table.
+
+    The answer-key columns (``acceptable_labels``, ``label_set``) stay strings: they are compared with the
+    judge's text, and hold published spellings that are no judge label.
+
+    Example:
+        >>> label_names("set")
+        ('basic', 'rag', 'complex_request')
+    """
+    from .patterns import pattern_table
+
+    table = pattern_table()
+    names = {"set": table.sets, "task": table.all_tasks, "pattern": table.all_patterns}
+    return names[column]
+
+
+def named_row(row: Mapping[str, Any]) -> Mapping[str, Any]:
+    """``row`` with its ``set``, ``task`` and ``pattern`` as names: a row of a ``datasets`` split holds their
+    class ids, a row convbench read holds names (returned as it is).
+
+    Example:
+        >>> dict(named_row({"id": 3, "set": 1, "task": "repeat request"}))
+        {'id': 3, 'set': 'rag', 'task': 'repeat request'}
+    """
+    from ..class_labels import named_fields
+
+    return named_fields(row, {c.name: label_names(c.name) for c in COLUMNS if c.type == "class_label"})
+
+
 def features() -> Any:
-    """``datasets.Features`` for NC-Bench rows (imports datasets lazily)."""
-    from datasets import Features, List, Value
+    """``datasets.Features`` for NC-Bench rows (imports datasets lazily).
+
+    Example:
+        >>> features()["pattern"].int2str(0)
+        'Inquiry'
+    """
+    from datasets import ClassLabel, Features, List, Value
 
     text = Value("string")
     types = {
@@ -35,10 +71,12 @@ def features() -> Any:
         "list[string]": List(text),
         "messages": List({"role": text, "content": text}),
     }
-    return Features({c.name: types[c.type] for c in COLUMNS})
+    return Features({c.name: ClassLabel(names=list(label_names(c.name))) if c.type == "class_label" else types[c.type]
+                     for c in COLUMNS})
 
 
-_SHAPES: dict[str, Any] = {"int64": int, "string": str, "list[string]": [str]}
+# rows are checked as read, class labels already turned into names (see ..class_labels)
+_SHAPES: dict[str, Any] = {"int64": int, "string": str, "class_label": str, "list[string]": [str]}
 ROLES = ("system", "user", "assistant")  # the roles of the upstream chat prompts
 
 

@@ -42,12 +42,14 @@ from functools import lru_cache
 from typing import Any, Literal, NamedTuple
 
 from .._version import __version__
+from ..class_labels import names_or_ids
 from ..scoring.bertscore import check_available, compute_bertscore
 from ..scoring.inputs import MAX_TEXT_CHARS, check_column, check_max_chars, check_text
 from ..scoring.lcs import rouge_l_f
 from ..scoring.segmentation import jieba_cutter
 from ..scoring.segmentation import signature as segmenter_signature
 from ..scoring.workers import pick_workers
+from .format import interaction_types as interaction_type_table
 
 Tokenizer = Literal["jieba", "char", "13a"]
 TOKENIZERS: tuple[str, ...] = ("jieba", "char", "13a")
@@ -251,13 +253,16 @@ def score_generation(
         predictions, references: texts, pairwise.
         tokenizer: ``jieba`` (default, for Chinese), ``char`` (characters), ``13a`` (English).
         distinct_level: ``response`` (average of per-response ratios, the paper's) or ``corpus``.
-        interaction_types: the pair's interaction type, for ``per_interaction_type`` tables.
+        interaction_types: the pair's interaction type, for ``per_interaction_type`` tables; a class id
+            (what the ``interaction_type`` column of a loaded dataset holds) counts as its English name.
         bertscore: add ``bertscore_f1`` (bert-score with ``bertscore_model``; any local folder works; the
             layer is inferred when ``num_layers`` is not given; a failure gives ``bertscore_error``).
         bertscore_options: passed to ``bert_score.score`` (``num_layers``, ``batch_size``, ``device``...).
         workers: processes for segmentation and statistics (default: from the input size and idle cores; 1: none).
         max_chars: refuse a text longer than this many characters (None: no limit).
     """
+    # a loaded dataset's column holds class ids (see ..class_labels): read them as the English names
+    interaction_types = names_or_ids(interaction_types, tuple(interaction_type_table()))
     _check(predictions, references, interaction_types, max_chars)
     if distinct_level not in ("response", "corpus"):
         raise ValueError(f"distinct_level must be 'response' or 'corpus', got {distinct_level!r}")

@@ -36,6 +36,7 @@ from typing import Any
 
 from .._resources import read_yaml
 from ..errors import ConvbenchError
+from .schema import named_row
 from .tasks import TASKS
 
 SHOT_SEED = 0
@@ -62,6 +63,7 @@ def _fields(task: str, example: Mapping[str, Any]) -> dict[str, str]:
     """The placeholders of one example: its dialogue block and the task's own values."""
     if task not in TASKS:
         raise ConvbenchError(f"unknown NICO task {task!r}")
+    example = named_row(example)  # a datasets row holds class ids: the prompt quotes the names
     join = templates()[task]["turn_separator"].join
     common = {k: str(example.get(k, "")) for k in ("topic", "interaction_type_zh", "interaction_definition")}
     if task in ("open_domain", "dialog_completion"):

@@ -59,6 +59,7 @@ def read_rows(task: str, split: str, dataset: Any, shots: int, sources: Any = No
     the build folder ``dataset`` (default: the bundled sample build), so that a run does not import ``datasets``;
     a ``dataset`` that is a name, not a folder (a Hub id, an installed ``convbench/nico``), through ``datasets``."""
     from ..built_rows import built_folder, check_rows, elsewhere, load_by_name, read_rows as read_built, split_names
+    from ..class_labels import named_rows
     from .schema import row_rules
 
     source = f"the build at {dataset}" if dataset is not None else "the bundled sample build"
@@ -69,7 +70,7 @@ def read_rows(task: str, split: str, dataset: Any, shots: int, sources: Any = No
             splits = list(loaded)
 
             def read(split: str) -> list[dict[str, Any]]:
-                rows: list[dict[str, Any]] = loaded[split].to_list()
+                rows = named_rows(loaded[split])
                 if rules is not None:
                     check_rows(rows, rules, f"{dataset} (config {task!r}, split {split!r})")
                 return rows

@@ -21,7 +21,7 @@ _KWARGS_DESCRIPTION = """
 Args:
     predictions: list of list of str, behaviour names detected in each simulated continuation (one per occurrence).
     references: list of list of str, the same for the human continuation of the same context.
-    sources: optional list of str, each context's source, for per_source tables.
+    sources: optional list of str (or the source column's ClassLabel ids), each context's source, for per_source tables.
     groups: optional list of str, each context's source conversation: intervals resample them (default: instances).
     behaviours: optional list of str, the type names (default: convbench's 10-type taxonomy).
     behaviour_groups: optional dict, type name -> group, for by_group totals (default: the taxonomy's groups).

@@ -21,10 +21,11 @@ _KWARGS_DESCRIPTION = """
 Args:
     predictions: list of str, the judge's raw answer per row ("Repeat", "PreClosing, Silence"...).
     references: list of list of str, the row's acceptable labels (dataset column acceptable_labels).
-    patterns: optional list of str, the row's pattern, for per_pattern and the failure breakdown.
-    sets: optional list of str, the row's set, for per_set.
+    patterns: optional list of str (or the dataset column's ClassLabel ids), the row's pattern, for per_pattern
+        and the failure breakdown.
+    sets: optional list of str (or ClassLabel ids), the row's set, for per_set.
     label_sets: optional list of list of str, the labels offered to the judge, to count out-of-set answers.
-    tasks: optional list of str, the row's upstream task (dataset column task), for per_task.
+    tasks: optional list of str (or ClassLabel ids), the row's upstream task (dataset column task), for per_task.
     parsing: "exact" (default: the released aggregator's reading, which made the paper's tables:
         case-sensitive, no spelling normalisation) or "lenient" (case, spaces, hyphens, punctuation and
         blank pieces ignored; its numbers are not the paper's). Recorded in signature.

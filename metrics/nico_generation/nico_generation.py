@@ -22,7 +22,8 @@ Args:
     references: list of str, one human reference turn each.
     tokenizer: "jieba" (default), "char" or "13a" (English).
     distinct_level: "response" (default) or "corpus".
-    interaction_types: optional list of str, for per_interaction_type tables.
+    interaction_types: optional list of str (or the interaction_type column's ClassLabel ids), for
+        per_interaction_type tables.
     bertscore: optional bool, add bertscore_f1 (needs the bertscore extra and a model).
     bertscore_model: model name or local folder for BERTScore (default bert-base-chinese).
     bertscore_options: optional dict passed to bert_score.score (num_layers, batch_size, device...);

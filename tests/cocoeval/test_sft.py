@@ -22,7 +22,7 @@ def _row(name: str, start: int) -> dict:
     def turns(prefix: str) -> list[dict]:
         return [{"speaker": "Ann" if k % 2 == 0 else "Bob", "utterance": f"{prefix}{k} on {name}"} for k in range(30)]
 
-    return {"id": f"tiny/{name}/{start}", "source": "tiny", "conversation_id": name, "start_turn": start,
+    return {"id": f"tiny/{name}/{start}", "source": "sim", "conversation_id": name, "start_turn": start,
             "metadata": {"setting": "a product design meeting", "participants": ["Ann", "Bob"], "goals": ["the remote"]},
             "summary": "Ann opened the meeting.", "summary_method": "extractive", "history": turns("h"),
             "reference": turns("r")}

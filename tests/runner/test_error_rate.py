@@ -27,7 +27,9 @@ def _refused(nc_built: Path) -> list[str]:
     """``set/id`` of the first LIMIT basic rows the ``refuse`` generator is refused for, in order."""
     import datasets
 
-    rows = datasets.load_dataset(str(nc_built), "basic", split="test").to_list()[:LIMIT]
+    from convbench_datasets.class_labels import named_rows  # set, task and pattern as names, as a run reads them
+
+    rows = named_rows(datasets.load_dataset(str(nc_built), "basic", split="test"))[:LIMIT]
     return [f"{r['set']}/{r['id']}" for r in rows if affected(r["messages"])]
 
 

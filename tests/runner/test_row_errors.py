@@ -21,7 +21,9 @@ FAST = RetryPolicy(max_retries=1, base_delay=0.01, max_delay=0.02)
 def _rows(nc_built: Path, n: int) -> list[dict]:
     import datasets
 
-    return datasets.load_dataset(str(nc_built), "basic", split="test").to_list()[:n]
+    from convbench_datasets.class_labels import named_rows  # set, task and pattern as names, as a run reads them
+
+    return named_rows(datasets.load_dataset(str(nc_built), "basic", split="test"))[:n]
 
 
 def _cli(url: str, nc_built: Path, tmp_path: Path, model: str, judge: str, *extra: str) -> list[str]:
