@@ -48,7 +48,9 @@ def test_smoke_run_goes_end_to_end_offline(nc_built: Path, tmp_path: Path, capsy
     assert results["judge_sanity"]["labelled_repeat"] == 100.0
     import datasets
 
-    rows = {(r["set"], r["id"]): r for r in datasets.load_dataset(str(nc_built), "all", split="test")}
+    from convbench_datasets.class_labels import named_rows  # records carry the set's name; datasets its id
+
+    rows = {(r["set"], r["id"]): r for r in named_rows(datasets.load_dataset(str(nc_built), "all", split="test"))}
     for record in records:
         said = previous_assistant_turn(rows[(record["set"], record["id"])]["messages"]).split("\n")[0]
         assert record["judge_output"] == ("Repeat" if said.strip() else "Silence"), record
