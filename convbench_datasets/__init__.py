@@ -8,9 +8,10 @@ Example:
     True
 """
 
+from typing import TYPE_CHECKING
+
 from ._resources import metric_path
 from ._version import __version__
-from .api import BuildSummary, build, install, list_benchmarks, load
 from .errors import (
     BuildError,
     ChecksumError,
@@ -20,8 +21,13 @@ from .errors import (
     SourceError,
 )
 
-# the run functions, imported when first used (they bring the runner and the benchmark's prompts)
+if TYPE_CHECKING:
+    from .api import BuildSummary, build, install, list_benchmarks, load
+
+# imported when first used: the run functions bring the runner and the benchmark's prompts, and the
+# build/load API the builders' modules, which a `convbench run` (this package's own importer) never needs
 _RUN_FUNCTIONS = {
+    **dict.fromkeys(("BuildSummary", "build", "install", "list_benchmarks", "load"), "convbench_datasets.api"),
     "run_nc": "convbench_datasets.nc.run",
     "run_nico": "convbench_datasets.nico.run",
     "run_cocoeval": "convbench_datasets.cocoeval.run",

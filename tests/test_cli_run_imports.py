@@ -55,3 +55,19 @@ def test_a_mistake_gets_the_full_parsers_message(capsys: pytest.CaptureFixture[s
     assert exit_.value.code == 2
     err = capsys.readouterr().err
     assert "invalid choice: 'x'" in err and "{nc,nico,cocoeval}" in err  # the full usage line names every benchmark
+
+
+def test_a_run_does_not_import_the_build_api(nc_built, tmp_path) -> None:
+    # `import convbench_datasets` loads build/load/install on first use: a run of a built folder needs none
+    # of the builders' modules (~25 ms of every `convbench run`, #20)
+    argv = ["run", "nc", "--config", "basic", "--limit", "3", "--model", "baseline:silence", "--judge",
+            "baseline:smoke-judge", "--dataset", str(nc_built), "--out", str(tmp_path / "run"), "--cache",
+            str(tmp_path / "c.sqlite"), "--no-progress"]
+    code = ("import json, sys; from convbench_datasets.cli import main; code = main(json.loads(sys.argv[1])); "
+            "print(json.dumps([code, sorted(m for m in ('convbench_datasets.api', 'convbench_datasets.building') "
+            "if m in sys.modules)]))")
+    out = subprocess.run([sys.executable, "-c", code, json.dumps(argv)], check=True, capture_output=True, text=True)
+    assert json.loads(out.stdout.splitlines()[-1]) == [0, []]
+    import convbench_datasets
+
+    assert convbench_datasets.load.__module__ == "convbench_datasets.api"  # still there, by its public name
