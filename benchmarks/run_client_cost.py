@@ -34,7 +34,15 @@ thread). A judge with the generator's own spec is its twin (same connections and
 beside generation, asked on the event loop (no thread per request): before that, the stages ran one after
 the other, 0.80x wall (4.51 s against 3.65 s); after it, 0.89x (3.64 s against 3.25 s, 4 rounds on an idle
 machine); once the test server set TCP_NODELAY (Nagle held each reply's body ~40 ms, on both sides alike),
-0.88x (3.20 s against 2.81 s, 3 rounds). Still missed: the rest is the fixed cost above.
+0.88x (3.20 s against 2.81 s, 3 rounds). With the build/load API imported on first use (a run no longer
+imports ``api`` and ``building``): 0.90x (2.97 s against 2.69 s; rounds 0.89, 0.91, 0.90; CPU 1.46 s
+against 0.54 s). Still missed, and the gap is the fixed cost: a one-row run against a server that answers
+at once takes 0.47 s wall where importing aiohttp alone takes 0.18 s; the 1,440 requests themselves cost
+convbench about what they cost the bare client. Of that fixed cost, numpy (~0.1 s) is pyarrow's: reading
+the rows' parquet imports it whatever the scoring does, so a numpy-free scoring path would save nothing.
+What could still close it: rows read without pyarrow at start (e.g. a row cache in a cheaper format, kept
+beside the build in convbench's cache and checked against the parquet files), with pyarrow and numpy
+imported while the first requests are in flight rather than before them.
 
 Usage: CONVBENCH_SOURCES=../shared/upstream python benchmarks/run_client_cost.py [--rounds 5]
 """
