@@ -40,9 +40,10 @@ against 0.54 s). Still missed, and the gap is the fixed cost: a one-row run agai
 at once takes 0.47 s wall where importing aiohttp alone takes 0.18 s; the 1,440 requests themselves cost
 convbench about what they cost the bare client. Of that fixed cost, numpy (~0.1 s) is pyarrow's: reading
 the rows' parquet imports it whatever the scoring does, so a numpy-free scoring path would save nothing.
-What could still close it: rows read without pyarrow at start (e.g. a row cache in a cheaper format, kept
-beside the build in convbench's cache and checked against the parquet files), with pyarrow and numpy
-imported while the first requests are in flight rather than before them.
+With the row cache (runs read a build's rows from JSON kept in convbench's cache, no pyarrow; the
+recording run fills it): 0.92x (2.89 s against 2.67 s; rounds 0.92, 0.92, 0.92; CPU 1.30 s). Tried and
+dropped: numpy imported on first use by the scoring and warmed in a thread while the requests were in
+flight: 0.91x, no gain. Still missed by ~0.08 s of wall.
 
 Usage: CONVBENCH_SOURCES=../shared/upstream python benchmarks/run_client_cost.py [--rounds 5]
 """

@@ -10,7 +10,8 @@ matches sorted).
 Importing ``datasets`` costs more than a short run's work, so runs read rows here and :func:`~.api.load`
 keeps ``datasets`` for users who want a ``Dataset``.
 
-The card's YAML header is parsed once per README.md version (path, inode, mtime, size) and kept for the
+Rows read once are kept as JSON in convbench's cache (:mod:`.row_cache`, keyed on the files' contents), so
+a later run of the same build reads them without pyarrow. The card's YAML header is parsed once per README.md version (path, inode, mtime, size) and kept for the
 process (:func:`read_card`); a warm read costs a ``stat``. What ``datasets`` does and this module copies:
 a card's ``data_files`` may be a path, a list of paths, or ``{split, path}`` entries (``train`` when no
 split is named); paths are globs relative to the folder (``**`` crosses folders), hidden (``.x``) and
@@ -31,6 +32,7 @@ from pathlib import Path
 from typing import Any
 
 from ._resources import safe_yaml_loader
+from . import row_cache
 from .class_labels import coder_of, decode_rows, named_rows
 from .errors import ConvbenchError, DataFormatError
 
@@ -372,16 +374,27 @@ def read_rows(folder: str | os.PathLike[str], config: str, split: str, *,
         ...
         convbench_datasets.errors.ConvbenchError: .../README.md: config 'greetings' has no split 'train'; its splits with data: test
     """
+    card = read_card(folder)
+    files = data_files(folder, config, split)
+    cached = row_cache.read(card.path, files)
+    if cached is not None:  # the same files as when they were read last: their rows, without pyarrow
+        rows = []
+        seen_: dict[tuple[Any, ...], str] = {}
+        for path, read in zip(files, cached):
+            if rules is not None:
+                check_rows(read, rules, str(path), seen_)
+            rows.extend(read)
+        _check_count(card, config, split, rows)
+        return rows
     import pyarrow as pa
     import pyarrow.parquet as pq
 
-    card = read_card(folder)
-    files = data_files(folder, config, split)
     features = card.features.get(config)
     schema = _arrow_schema(features, f"{card.path}, config {config!r}") if features else None
     labels = coder_of(features) if features else None
     rows: list[dict[str, Any]] = []
     seen: dict[tuple[Any, ...], str] = {}
+    per_file: list[list[dict[str, Any]]] = []
     for path in files:
         try:
             table = pq.ParquetFile(path).read()
@@ -393,12 +406,18 @@ def read_rows(folder: str | os.PathLike[str], config: str, split: str, *,
         read = decode_rows(_fit(table, schema, path, config).to_pylist(), labels, str(path))
         if rules is not None:
             check_rows(read, rules, str(path), seen)
+        per_file.append(read)
         rows.extend(read)
+    _check_count(card, config, split, rows)
+    row_cache.write(card.path, files, per_file)
+    return rows
+
+
+def _check_count(card: BuiltCard, config: str, split: str, rows: list[dict[str, Any]]) -> None:
     expected = card.rows.get(config, {}).get(split)
     if expected is not None and expected != len(rows):  # datasets checks this too as it prepares a folder
         raise ConvbenchError(f"{card.path}: config {config!r} split {split!r} has {expected} rows, its data files "
                              f"{len(rows)}: the build is damaged or was edited; build it again")
-    return rows
 
 
 def _fit(table: Any, schema: Any, path: Path, config: str) -> Any:
