@@ -11,8 +11,8 @@ Importing ``datasets`` costs more than a short run's work, so runs read rows her
 keeps ``datasets`` for users who want a ``Dataset``.
 
 Rows read once are kept as JSON in convbench's cache (:mod:`.row_cache`, keyed on the files' contents), so
-a later run of the same build reads them without pyarrow. The card's YAML header is parsed once per README.md version (path, inode, mtime, size) and kept for the
-process (:func:`read_card`); a warm read costs a ``stat``. What ``datasets`` does and this module copies:
+a later run of the same build reads them without pyarrow. The card's YAML header is parsed once per
+README.md version (path, inode, mtime, size) and kept for the process (:func:`read_card`); a warm read costs a ``stat``. What ``datasets`` does and this module copies:
 a card's ``data_files`` may be a path, a list of paths, or ``{split, path}`` entries (``train`` when no
 split is named); paths are globs relative to the folder (``**`` crosses folders), hidden (``.x``) and
 special (``__x``) files and folders are skipped unless the pattern names them, as are files without an
@@ -376,24 +376,30 @@ def read_rows(folder: str | os.PathLike[str], config: str, split: str, *,
     """
     card = read_card(folder)
     files = data_files(folder, config, split)
-    cached = row_cache.read(card.path, files)
-    if cached is not None:  # the same files as when they were read last: their rows, without pyarrow
-        rows = []
-        seen_: dict[tuple[Any, ...], str] = {}
-        for path, read in zip(files, cached):
-            if rules is not None:
-                check_rows(read, rules, str(path), seen_)
-            rows.extend(read)
-        _check_count(card, config, split, rows)
-        return rows
+    per_file = row_cache.read(card.path, files)  # the same files as when last read: their rows, without pyarrow
+    fresh = per_file is None
+    if per_file is None:
+        per_file = _read_parquet(card, files, config, split)
+    rows: list[dict[str, Any]] = []
+    seen: dict[tuple[Any, ...], str] = {}
+    for path, read in zip(files, per_file):
+        if rules is not None:
+            check_rows(read, rules, str(path), seen)
+        rows.extend(read)
+    _check_count(card, config, split, rows)
+    if fresh:
+        row_cache.write(card.path, files, per_file)
+    return rows
+
+
+def _read_parquet(card: BuiltCard, files: list[Path], config: str, split: str) -> list[list[dict[str, Any]]]:
+    """Each data file's rows, in the card's columns and types, class labels as names."""
     import pyarrow as pa
     import pyarrow.parquet as pq
 
     features = card.features.get(config)
     schema = _arrow_schema(features, f"{card.path}, config {config!r}") if features else None
     labels = coder_of(features) if features else None
-    rows: list[dict[str, Any]] = []
-    seen: dict[tuple[Any, ...], str] = {}
     per_file: list[list[dict[str, Any]]] = []
     for path in files:
         try:
@@ -403,14 +409,8 @@ def read_rows(folder: str | os.PathLike[str], config: str, split: str, *,
                                  f"build it again): {err}") from None
         if schema is None:
             schema = table.schema.remove_metadata()  # no features in the card: the first file's, as datasets does
-        read = decode_rows(_fit(table, schema, path, config).to_pylist(), labels, str(path))
-        if rules is not None:
-            check_rows(read, rules, str(path), seen)
-        per_file.append(read)
-        rows.extend(read)
-    _check_count(card, config, split, rows)
-    row_cache.write(card.path, files, per_file)
-    return rows
+        per_file.append(decode_rows(_fit(table, schema, path, config).to_pylist(), labels, str(path)))
+    return per_file
 
 
 def _check_count(card: BuiltCard, config: str, split: str, rows: list[dict[str, Any]]) -> None:

@@ -262,8 +262,8 @@ def test_features_datasets_decodes_are_refused_by_name(tmp_path: Path) -> None:
 
 
 def test_class_labels_are_read_as_names_at_any_depth(tmp_path: Path) -> None:
-    # Written by hand: a top-level ClassLabel, one inside a list of structs inside a struct, and a list of
-    # ClassLabels (datasets writes its item without "dtype"); the names, by id, are the card's.
+    # Written by hand: a top-level ClassLabel, one in each struct of a list, and a list of ClassLabels
+    # (datasets writes its item without "dtype"); the names, by id, are the card's.
     import pyarrow as pa
 
     header = """
