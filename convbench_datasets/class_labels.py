@@ -30,7 +30,7 @@ Example:
 
 from __future__ import annotations
 
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 from .errors import DataFormatError
@@ -170,15 +170,18 @@ def names_or_ids(values: Sequence[Any] | None, names: Sequence[str]) -> list[Any
             for v in values]
 
 
-def named_fields(row: Mapping[str, Any], names: Mapping[str, Sequence[str]]) -> Mapping[str, Any]:
-    """``row`` with each field of ``names`` that holds a class id replaced by its name (``row`` itself when
-    none does): a row of a ``datasets`` split given to a function that reads names.
+def named_fields(row: Mapping[str, Any], fields: Sequence[str],
+                 names_of: Callable[[str], Sequence[str]]) -> Mapping[str, Any]:
+    """``row`` with each of ``fields`` that holds a class id replaced by its name (``names_of(field)``, in id
+    order; ``row`` itself when none does): a row of a ``datasets`` split given to a function that reads names.
+    The names are looked up only for a field holding an id: a row convbench read (names already) costs one
+    check per field, as it is made once per prompt.
 
     Example:
-        >>> named_fields({"id": 3, "set": 1}, {"set": ("basic", "rag")})
+        >>> named_fields({"id": 3, "set": 1}, ["set"], lambda field: ("basic", "rag"))
         {'id': 3, 'set': 'rag'}
     """
-    ids = [f for f in names if isinstance(row.get(f), int) and not isinstance(row.get(f), bool)]
+    ids = [f for f in fields if isinstance(row.get(f), int) and not isinstance(row.get(f), bool)]
     if not ids:
         return row
-    return {**row, **{f: names_or_ids([row[f]], names[f])[0] for f in ids}}  # type: ignore[index]
+    return {**row, **{f: names_or_ids([row[f]], names_of(f))[0] for f in ids}}  # type: ignore[index]

@@ -16,7 +16,7 @@ from __future__ import annotations
 
 from collections import Counter
 from dataclasses import dataclass
-from functools import lru_cache
+from functools import cached_property, lru_cache
 from typing import Literal
 
 from .._resources import read_yaml
@@ -51,9 +51,9 @@ class PatternTable:
     rule_variants: dict[str, dict[tuple[str, str], str]]
 
     def entry(self, set_name: str, task: str) -> TaskEntry:
-        for entry in self.tasks:
-            if entry.set == set_name and entry.task == task:
-                return entry
+        found = self._by_set_and_task.get((set_name, task))
+        if found is not None:
+            return found
         known = sorted({e.task for e in self.tasks if e.set == set_name})
         raise KeyError(f"no NC-Bench task {task!r} in set {set_name!r}; known: {known}")
 
@@ -67,12 +67,20 @@ class PatternTable:
         rule = self.rule_variants[rules].get((set_name, task), entry.acceptable_rule)
         return self.acceptable[rule]
 
-    @property
+    # cached: asked once per prompt (judge prompts, class names) while a run's requests are in flight
+    @cached_property
+    def _by_set_and_task(self) -> dict[tuple[str, str], TaskEntry]:
+        entries: dict[tuple[str, str], TaskEntry] = {}
+        for e in self.tasks:
+            entries.setdefault((e.set, e.task), e)  # the first, as a scan would find
+        return entries
+
+    @cached_property
     def all_tasks(self) -> tuple[str, ...]:
         """Every task name, once, in the table's order (a task name may recur across sets)."""
         return tuple(dict.fromkeys(e.task for e in self.tasks))
 
-    @property
+    @cached_property
     def all_patterns(self) -> tuple[str, ...]:
         """Every pattern name, once, in the table's order (the ``pattern`` column's class labels)."""
         return tuple(dict.fromkeys(e.pattern for e in self.tasks))

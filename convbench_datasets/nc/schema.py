@@ -23,6 +23,7 @@ COLUMNS: tuple[Column, ...] = (
     Column("acceptable_labels_released_script", "list[string]", "the same under the released aggregator script's rules"),
     Column("label_set", "list[string]", "labels the judge may choose from for this row"),
 )
+CLASS_LABEL_COLUMNS = tuple(c.name for c in COLUMNS if c.type == "class_label")
 
 
 def label_names(column: str) -> tuple[str, ...]:
@@ -52,7 +53,7 @@ def named_row(row: Mapping[str, Any]) -> Mapping[str, Any]:
     """
     from ..class_labels import named_fields
 
-    return named_fields(row, {c.name: label_names(c.name) for c in COLUMNS if c.type == "class_label"})
+    return named_fields(row, CLASS_LABEL_COLUMNS, label_names)
 
 
 def features() -> Any:

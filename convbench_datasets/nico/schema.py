@@ -83,7 +83,7 @@ def named_row(row: Mapping[str, Any]) -> Mapping[str, Any]:
     """
     from ..class_labels import named_fields
 
-    return named_fields(row, {c.name: label_names(c.name) for c in _CONTEXT if c.type == "class_label"})
+    return named_fields(row, [c.name for c in _CONTEXT if c.type == "class_label"], label_names)
 
 
 def features(config: str) -> Any:
