@@ -45,7 +45,7 @@ from ..runner.cache import ResponseCache
 from ..runner.error_rate import DEFAULT_MAX_ERROR_RATE
 from ..runner.run_folder import RunResult
 from ..runner.session import Session
-from .ncbench_action import PARSINGS, judge_row, parsing_name, score_actions
+from .judge_reading import PARSINGS, judge_row, parsing_name
 from .judge_output import ParsedJudgement
 from .judge_prompt import TemplateChoice, judge_messages, resolve_template, template_name
 from .patterns import RULES, pattern_table
@@ -322,6 +322,8 @@ def _record(row: dict[str, Any], gen: Any, jud: Any, gen_hit: bool, jud_hit: boo
 
 def score_records(records: Sequence[dict[str, Any]], parsing: str = PARSINGS[0]) -> dict[str, Any]:
     """The metric over the records; rows with an ``error`` fail and are counted in ``errors``."""
+    from .ncbench_action import score_actions  # numpy: imported when a run scores, not when it starts
+
     return score_actions(
         [r["judge_output"] for r in records],
         [r["acceptable_labels"] for r in records],
