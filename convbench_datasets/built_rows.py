@@ -88,28 +88,50 @@ def shape_problem(value: Any, shape: Any, where: str) -> str | None:
         >>> shape_problem([{"role": "user", "content": 3}], turns, "messages")
         "field 'messages[0].content' must be a string, got 3"
     """
+    misfit = _misfit(value, shape)
+    if misfit is None:
+        return None
+    path, missing, bad_shape, bad_value = misfit
+    here = where + "".join(reversed(path))
+    return f"field {here!r} is missing" if missing else _wrong(here, bad_shape, bad_value)
+
+
+# (the path below the field, innermost first; whether a key is missing; the shape and value that differ)
+_Misfit = tuple[list[str], bool, Any, Any]
+
+
+def _misfit(value: Any, shape: Any) -> _Misfit | None:
+    """:func:`shape_problem`'s walk: where ``value`` first leaves ``shape``, or None. A field's path is built
+    only for a misfit (a run checks ~30,000 values of 720 NC-Bench rows; naming each cost most of the check)."""
     empty = isinstance(shape, NonEmpty)
     inner = shape.shape if empty else shape
     if isinstance(inner, list):
         if not isinstance(value, (list, tuple)):
-            return _wrong(where, shape, value)
+            return [], False, shape, value
+        item_shape = inner[0]
         for index, item in enumerate(value):
-            problem = shape_problem(item, inner[0], f"{where}[{index}]")
-            if problem:
-                return problem
+            if type(item) is item_shape:  # a str or int item of a list of them: fits (a bool's type is bool)
+                continue
+            misfit = _misfit(item, item_shape)
+            if misfit:
+                misfit[0].append(f"[{index}]")
+                return misfit
     elif isinstance(inner, dict):
         if not isinstance(value, Mapping):
-            return _wrong(where, shape, value)
+            return [], False, shape, value
         for key, item_shape in inner.items():
             if key not in value:
-                return f"field {f'{where}.{key}'!r} is missing"
-            problem = shape_problem(value[key], item_shape, f"{where}.{key}")
-            if problem:
-                return problem
+                return [f".{key}"], True, None, None
+            if type(value[key]) is item_shape:  # the same shortcut as for list items
+                continue
+            misfit = _misfit(value[key], item_shape)
+            if misfit:
+                misfit[0].append(f".{key}")
+                return misfit
     elif not isinstance(value, inner) or (inner is int and isinstance(value, bool)):
-        return _wrong(where, shape, value)
+        return [], False, shape, value
     if empty and not len(value):
-        return _wrong(where, shape, value)
+        return [], False, shape, value
     return None
 
 
@@ -151,6 +173,8 @@ class RowRules:
         for name, shape in self.shapes.items():
             if name not in row:
                 return f"field {name!r} is missing"
+            if type(row[name]) is shape:  # a plain str or int field: fits (see _misfit)
+                continue
             problem = shape_problem(row[name], shape, name)
             if problem:
                 return problem

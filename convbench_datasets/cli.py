@@ -133,7 +133,8 @@ def _parser(only: str | None = None) -> argparse.ArgumentParser:
     agree.add_argument("--seed", type=count_flag(0, MAX_SEED), default=0)
     agree.add_argument("--json", action="store_true", help="print the result as JSON")
     run = _command(commands, "run", "generate, judge and score a benchmark with a model")
-    run.add_argument("name", choices=list(RUNS), help="benchmark")
+    # the narrow parser names its benchmark only: listing RUNS would read every entry point (registry.py)
+    run.add_argument("name", choices=[only] if only else list(RUNS), help="benchmark")
     run.add_argument("--model", required=True, help="generator spec: hf:<path>, openai:<model>, anthropic:<model>, baseline:silence|repeat")
     run.add_argument("--judge", action="append", metavar="SPEC",
                      help="judge spec, same forms; baseline:smoke-judge for a no-model smoke test (nc); nc: give it "

@@ -18,7 +18,16 @@ from typing import Any
 
 import pytest
 
-from convbench_datasets.built_rows import built_folder, data_files, read_card, read_rows, split_names
+from convbench_datasets.built_rows import (
+    NonEmpty,
+    RowRules,
+    built_folder,
+    data_files,
+    read_card,
+    read_rows,
+    shape_problem,
+    split_names,
+)
 from convbench_datasets.errors import ConvbenchError
 
 # Configs and splits as the builds' cards list them (cards/nc, cards/nico; tests/test_hub_export.py,
@@ -397,3 +406,29 @@ def test_a_dataset_named_not_a_folder_is_read_through_datasets(monkeypatch: pyte
     with pytest.raises(ConvbenchError, match=r"convbench/nope is not a folder here, and datasets cannot load it by that "
                                              r"name either \(FileNotFoundError: no such\)"):
         dataset_rows("nc", "basic", "test", dataset="convbench/nope")
+
+
+_TURNS = NonEmpty([{"role": str, "content": str}])
+
+
+@pytest.mark.parametrize(("value", "shape", "expected"), [
+    # messages written out by hand from shape_problem's docstring rules: the first misfit, its full path
+    ([1, 2, True], [int], "field 'f[2]' must be a whole number, got True"),  # a bool is no int, even in a list
+    ([{"role": "user", "content": "hi"}, {"role": "user"}], _TURNS, "field 'f[1].content' is missing"),
+    ([], _TURNS, "field 'f' must be a non-empty list of {role: string, content: string}, got []"),
+    ([{"role": "user", "content": "hi"}, {"role": 3, "content": "x"}], _TURNS, "field 'f[1].role' must be a string, got 3"),
+    ({"a": {"b": ["x", 5]}}, {"a": {"b": [str]}}, "field 'f.a.b[1]' must be a string, got 5"),
+    ([[1], [2, "3"]], [[int]], "field 'f[1][1]' must be a whole number, got '3'"),
+    (("x", "y"), [str], None),  # a tuple reads as a list
+    ([type("Text", (str,), {})("x")], [str], None),  # a str subclass is a str
+    ({"role": "user", "content": "", "more": None}, {"role": str, "content": str}, None),  # other keys allowed
+])
+def test_shape_problem_names_the_first_misfit(value, shape, expected) -> None:
+    assert shape_problem(value, shape, "f") == expected
+
+
+def test_row_rules_refuse_a_bool_for_a_whole_number() -> None:
+    rules = RowRules({"id": str, "n": int})
+    assert rules.problem({"id": "a", "n": 1}) is None
+    assert rules.problem({"id": "a", "n": False}) == "field 'n' must be a whole number, got False"
+    assert rules.problem({"id": 7, "n": 1}) == "field 'id' must be a string, got 7"

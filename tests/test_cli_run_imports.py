@@ -73,11 +73,13 @@ def test_a_run_does_not_import_the_build_api(nc_built, tmp_path) -> None:
     assert convbench_datasets.load.__module__ == "convbench_datasets.api"  # still there, by its public name
 
 
-def test_starting_a_run_imports_no_numpy() -> None:
+def test_starting_a_run_imports_no_numpy_and_reads_no_entry_points() -> None:
     # numpy (~0.1 s) is the scoring tables' (nc/ncbench_action.py), imported when a run scores; reading each
     # judge answer as it arrives (nc/judge_reading.py) needs none of it
     code = ("import json, sys; from convbench_datasets.cli import _parse; _parse(json.loads(sys.argv[1])); "
             "from convbench_datasets.nc.judge_reading import judge_row; judge_row('Repeat', ['Repeat']); "
-            "print(json.dumps('numpy' in sys.modules))")
+            "print(json.dumps(['numpy' in sys.modules, 'importlib.metadata' in sys.modules]))")
     out = subprocess.run([sys.executable, "-c", code, json.dumps(RUN)], check=True, capture_output=True, text=True)
-    assert json.loads(out.stdout) is False
+    # and no entry points read (importlib.metadata and a scan of every installed distribution, ~35 ms): nc is
+    # convbench's own name, which no entry point can change (convbench_datasets/registry.py)
+    assert json.loads(out.stdout) == [False, False]
