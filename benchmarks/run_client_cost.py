@@ -45,6 +45,22 @@ recording run fills it): 0.92x (2.89 s against 2.67 s; rounds 0.92, 0.92, 0.92; 
 dropped: numpy imported on first use by the scoring and warmed in a thread while the requests were in
 flight: 0.91x, no gain. Still missed by ~0.08 s of wall.
 
+A later session, on the same kind of machine but with a CPU about twice as slow and far noisier (the bare
+client's CPU 1.3-1.4 s, not 0.54 s; single rounds ranging 0.61-0.98x), before its changes: 0.82-0.86x on the
+quiet start (convbench 3.46-3.81 s wall against 2.97-3.09 s). There the gap was all fixed cost: the 1,440
+requests' span (first to last request at the server) was 2.32-2.34 s against the bare client's 2.25-2.28 s,
+the start (process to first request) 0.72-0.86 s against 0.32-0.46 s, the end (last request to exit)
+0.36-0.42 s against 0.26 s. Cut then: the interpreter's teardown (the last garbage collection over every
+object, ~0.1 s; the process now freezes its objects at exit), the entry-point scan for a built-in benchmark
+(~35 ms), numpy off the start (a run imports it when it scores), and the rows' shape checks (~20-50 ms).
+A one-row run's median CPU: 1,024 -> 918 ms (10 interleaved rounds); the full run, interleaved with the
+code before in the same rounds: 0.806x -> 0.835x (6 rounds, median wall 4.36 -> 4.01 s against 3.40 s), and
+this script alone 0.80x (4 rounds: 0.81, 0.78, 0.95, 0.61; the machine was loaded). Still left at the start:
+PyYAML (~24 ms: the package's tables), ``importlib.resources`` (~11 ms), argparse building the parser
+(~10 ms), the package's own modules (~60 ms), reading and checking the rows (~40 ms); at the end, numpy
+(~90 ms), which could be imported while the first requests are in flight (the client is idle for the first
+200 ms) if the stage had a hook for it.
+
 Usage: CONVBENCH_SOURCES=../shared/upstream python benchmarks/run_client_cost.py [--rounds 5]
 """
 
