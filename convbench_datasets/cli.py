@@ -6,6 +6,7 @@ Errors the user can act on are printed as one line (``convbench: error: ...``) w
 from __future__ import annotations
 
 import argparse
+import functools
 import os
 import sqlite3
 import sys
@@ -750,6 +751,7 @@ def main(argv: Sequence[str] | None = None) -> int:
         return _main(argv)
 
 
+@functools.cache  # once per process
 def _no_collection_at_exit() -> None:
     """Freeze the objects alive when the process exits (:func:`gc.freeze`, as the last exit handler), so that
     the interpreter's teardown does not walk them all looking for reference cycles: about 0.1 s after a run
@@ -759,13 +761,7 @@ def _no_collection_at_exit() -> None:
     import atexit
     import gc
 
-    global _FREEZE_REGISTERED
-    if not _FREEZE_REGISTERED:
-        atexit.register(gc.freeze)  # registered before the command runs: the handlers it adds run first
-        _FREEZE_REGISTERED = True
-
-
-_FREEZE_REGISTERED = False
+    atexit.register(gc.freeze)  # registered before the command runs: the handlers it adds run first
 
 
 # flags a user may try for the key itself (spelled without dashes, - or _), and cut-short --api-key-env:
