@@ -2,27 +2,50 @@
 
 from __future__ import annotations
 
+import sys
 from functools import lru_cache
-from importlib import resources
 from pathlib import Path
 from typing import Any
 
 
-def safe_yaml_loader() -> Any:
-    """PyYAML's safe loader: libyaml's (``CSafeLoader``) when PyYAML was built with it, the same data about
-    8x faster (a run reads several of the package's tables), else the pure-Python one."""
-    import yaml
-
-    return getattr(yaml, "CSafeLoader", yaml.SafeLoader)
-
-
 @lru_cache(maxsize=None)
 def read_yaml(package: str, name: str) -> Any:
-    """Parse a YAML data file shipped inside ``package`` (cached: these files are facts, not state)."""
-    import yaml
+    """Parse a YAML data file shipped inside ``package`` (cached: these files are facts, not state). A file
+    of an installed convbench goes through :mod:`.parsed_yaml`'s cache, so that a command need not import
+    PyYAML for tables it read before; one served otherwise (a self-contained metric) is parsed each time."""
+    from .parsed_yaml import parse
 
-    text = resources.files(package).joinpath(name).read_text(encoding="utf-8")
-    return yaml.load(text, Loader=safe_yaml_loader())
+    path = package_file(package, name)
+    if path is not None:
+        return parse(path.read_text(encoding="utf-8"))
+    return parse(read_text(package, name), keep=False)
+
+
+def read_text(package: str, name: str) -> str:
+    """A data file shipped inside ``package``: read beside the package's modules when it lies there (an
+    installed wheel, a checkout), else through ``importlib.resources`` (a zip, a self-contained metric's
+    importer), whose import costs a command ~10 ms it rarely needs."""
+    path = package_file(package, name)
+    if path is not None:
+        return path.read_text(encoding="utf-8")
+    from importlib import resources
+
+    return resources.files(package).joinpath(name).read_text(encoding="utf-8")
+
+
+def package_file(package: str, name: str) -> Path | None:
+    """The file ``name`` (``/``-separated) beside the modules of ``package`` (imported if it is not yet), or
+    None when the package's files do not lie in a folder."""
+    module = sys.modules.get(package)
+    if module is None:
+        import importlib
+
+        module = importlib.import_module(package)
+    where = getattr(module, "__file__", None)
+    if not where:
+        return None
+    candidate = Path(where).parent.joinpath(*name.split("/"))
+    return candidate if candidate.is_file() else None
 
 
 def bundled_dir(kind: str) -> Path:

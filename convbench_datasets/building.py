@@ -16,7 +16,7 @@ from . import registry
 from ._resources import bundled_dir
 from ._version import __version__
 from .out_folder import replaceable_entries
-from .sources import default_cache_dir
+from .cache_dir import default_cache_dir
 
 
 @dataclass(frozen=True)

@@ -31,7 +31,6 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from ._resources import safe_yaml_loader
 from . import row_cache
 from .class_labels import coder_of, decode_rows, named_rows
 from .errors import ConvbenchError, DataFormatError
@@ -472,7 +471,7 @@ def _config(card: BuiltCard, config: str) -> dict[str, list[str]]:
 
 
 def _parse_card(path: Path, text: str) -> BuiltCard:
-    import yaml
+    from .parsed_yaml import InvalidYAML, parse
 
     def bad(why: str) -> ConvbenchError:
         return ConvbenchError(f"{path.parent} is not a built dataset folder: {path} {why}")
@@ -481,8 +480,8 @@ def _parse_card(path: Path, text: str) -> BuiltCard:
     if not match:
         raise bad("has no YAML header between '---' lines")
     try:
-        header = yaml.load(match.group(2), Loader=safe_yaml_loader()) or {}
-    except yaml.YAMLError as err:
+        header = parse(match.group(2)) or {}
+    except InvalidYAML as err:
         raise bad(f"has a YAML header that does not parse: {err}") from None
     if not isinstance(header, dict) or not isinstance(header.get("configs"), list) or not header["configs"]:
         raise bad("has a YAML header that lists no `configs` (each with its data_files)")

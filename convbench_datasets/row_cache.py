@@ -13,9 +13,10 @@ from __future__ import annotations
 
 import hashlib
 import json
-import os
 from pathlib import Path
 from typing import Any
+
+from .cache_dir import default_cache_dir, write_entry
 
 VERSION = 1  # of the entries' layout
 
@@ -34,7 +35,6 @@ def _key(card: Path, files: list[Path]) -> str | None:
 
 
 def _entry(card: Path, files: list[Path]) -> Path | None:
-    from .sources import default_cache_dir
 
     key = _key(card, files)
     return None if key is None else default_cache_dir() / "rows" / f"{key}.json"
@@ -61,11 +61,7 @@ def write(card: Path, files: list[Path], rows: list[list[dict[str, Any]]]) -> No
         return
     try:
         text = json.dumps(rows, ensure_ascii=False, allow_nan=True)
-        if json.loads(text) != rows:  # JSON would not give these rows back as they are: not kept
-            return
-        entry.parent.mkdir(parents=True, exist_ok=True)
-        scratch = entry.with_name(f".{entry.name}.{os.getpid()}")
-        scratch.write_text(text, encoding="utf-8")
-        os.replace(scratch, entry)
-    except (OSError, TypeError, ValueError):
+    except (TypeError, ValueError):
         return
+    if json.loads(text) == rows:  # else JSON would not give these rows back as they are: not kept
+        write_entry(entry, text)

@@ -30,13 +30,13 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from .atomic import temporary_beside, write_atomic
+from .cache_dir import default_cache_dir
 from .errors import ChecksumError, MissingSourceError, SourceError
 from .processes import HOST, pid_alive
 
 logger = logging.getLogger(__name__)
 
 SOURCES_ENV = "CONVBENCH_SOURCES"
-CACHE_ENV = "CONVBENCH_CACHE"
 STALE_AFTER_S = 24 * 3600  # a temporary download file untouched this long has no live writer
 # A file whose PID is dead on a host of the same name must also be untouched this long: containers can
 # share a host name with separate PID spaces, where another container's live writer's PID looks dead.
@@ -57,14 +57,6 @@ class SourceFile:
     @property
     def filename(self) -> str:
         return self.name.rsplit("/", 1)[-1]
-
-
-def default_cache_dir() -> Path:
-    """The download cache: ``$CONVBENCH_CACHE``, else ``$XDG_CACHE_HOME/convbench``, else ``~/.cache/convbench``."""
-    if os.environ.get(CACHE_ENV):
-        return Path(os.environ[CACHE_ENV])
-    base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
-    return Path(base) / "convbench"
 
 
 def mirror_dir(sources_dir: str | os.PathLike[str] | None = None) -> Path | None:

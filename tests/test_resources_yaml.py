@@ -9,7 +9,7 @@ import pytest
 import yaml
 
 import convbench_datasets
-from convbench_datasets._resources import safe_yaml_loader
+from convbench_datasets.parsed_yaml import safe_loader as safe_yaml_loader
 
 TABLES = sorted(Path(convbench_datasets.__file__).parent.rglob("*.yaml"))
 

@@ -40,6 +40,7 @@ from typing import Any
 from ..benchmark import Executed, Option, declare, make_plan, positive
 from ..counts import MAX_NEW_TOKENS, check_count
 from ..errors import ConvbenchError
+from ..runner import ahead
 from ..runner.backends import Backend, Generation, GenerationParams
 from ..runner.cache import ResponseCache
 from ..runner.error_rate import DEFAULT_MAX_ERROR_RATE
@@ -201,9 +202,10 @@ class NCPlan:
 
         # groups: the released script runs each set's file on its own, so batches fixed by a backend (hf with
         # --batch-order file) restart at each set
-        generated, stages = session.generate_then_judge([r["messages"] for r in rows], self.gen_params, judge_prompt,
-                                                        self.judge_params, pipelined=self.pipelined,
-                                                        groups=[r["set"] for r in rows])
+        with ahead.later(_import_scoring):
+            generated, stages = session.generate_then_judge([r["messages"] for r in rows], self.gen_params,
+                                                            judge_prompt, self.judge_params, pipelined=self.pipelined,
+                                                            groups=[r["set"] for r in rows])
         specs = [session.judge(k).spec for k in range(len(stages))]
         judged, extra = stages[0], list(zip(specs[1:], stages[1:]))
         records = [
@@ -318,6 +320,15 @@ def _record(row: dict[str, Any], gen: Any, jud: Any, gen_hit: bool, jud_hit: boo
                 "judge_finish_reason": other.finish_reason, "error": o_error,
             })
     return record
+
+
+def _import_scoring() -> None:
+    """What a run's scores and report import and read (numpy among them): done while its first requests
+    wait for the server (:mod:`..runner.ahead`), not after its last answer."""
+    from . import agreement, ncbench_action  # noqa: F401
+    from .paper_results import paper_results
+
+    paper_results()
 
 
 def score_records(records: Sequence[dict[str, Any]], parsing: str = PARSINGS[0]) -> dict[str, Any]:

@@ -45,7 +45,7 @@ from pathlib import Path
 from typing import Any, TypeVar
 
 from ..errors import ConvbenchError
-from ..sources import default_cache_dir
+from ..cache_dir import default_cache_dir
 from .backends.base import Generation
 
 # A convbench cache says so in its SQLite header (PRAGMA application_id, bytes 68-71), so that

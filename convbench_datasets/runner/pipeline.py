@@ -17,6 +17,7 @@ Example (the run object of a name from the registry):
 
 from __future__ import annotations
 
+import functools
 import json
 import logging
 import os
@@ -30,6 +31,7 @@ from .._version import __version__
 from ..benchmark import Benchmark
 from ..counts import MAX_CONCURRENCY, check_count
 from ..errors import ConvbenchError
+from . import ahead
 from .backends import Backend
 from .cache import ResponseCache
 from .error_rate import DEFAULT_MAX_ERROR_RATE, check_error_rate, checked_rate
@@ -121,9 +123,11 @@ def run(
         logger.info("%s: %d rows into %s (cache %s)", bench.title, len(rows), path, store.path)
         started = time.time()
         with Session(store, model, judges, model_options=backend_options, judge_options=options,
-                     progress=progress, retry_errors=retry_errors, concurrency=concurrency) as session:
+                     progress=progress, retry_errors=retry_errors, concurrency=concurrency) as session, \
+                ahead.later(functools.partial(dataset_fingerprint, rows)) as fingerprint:  # hashed while requests wait
             executed = plan.execute(session, rows)
-            signature = {**common_signature(bench, rows, limit), **session.identities(), **plan.signature(session)}
+            signature = {**common_signature(bench, rows, limit, fingerprint.result()), **session.identities(),
+                         **plan.signature(session)}
             if sample is not None:  # absent otherwise: signatures of unsampled runs stay as they were
                 signature["sample"] = {"n": sample, "seed": sample_seed, "by": list(getattr(bench, "strata", ()))}
         if shard:  # the whole run's rows and fingerprint, and which shard this is
@@ -159,10 +163,12 @@ def write_run(path: Path, records: list[dict[str, Any]], results: dict[str, Any]
     return RunResult(path, records, results, stats)
 
 
-def common_signature(bench: Benchmark, rows: Sequence[dict[str, Any]], limit: int | None) -> dict[str, Any]:
-    """The signature fields of every run: version, benchmark, limit, row count and the rows' fingerprint."""
+def common_signature(bench: Benchmark, rows: Sequence[dict[str, Any]], limit: int | None,
+                     fingerprint: str | None = None) -> dict[str, Any]:
+    """The signature fields of every run: version, benchmark, limit, row count and the rows' fingerprint
+    (``fingerprint``: :func:`dataset_fingerprint` of ``rows`` when it was computed already)."""
     return {"convbench_version": __version__, "benchmark": bench.name, "limit": limit, "rows": len(rows),
-            "dataset_fingerprint": dataset_fingerprint(rows)}
+            "dataset_fingerprint": dataset_fingerprint(rows) if fingerprint is None else fingerprint}
 
 
 def score_run(path: str | os.PathLike[str], rules: str | None = None, **options: Any) -> RunResult:

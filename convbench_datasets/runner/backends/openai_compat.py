@@ -77,6 +77,7 @@ from typing import Any
 from ...counts import MAX_CONCURRENCY, check_count, check_seconds
 from ...errors import ConvbenchError
 from ..redact import redact
+from .. import ahead
 from .base import Backend, Generation, GenerationParams, Messages, check_params
 from . import transport
 from .endpoints import (
@@ -306,7 +307,9 @@ class OpenAICompatBackend(Backend):
     def submit(self, messages: Messages, params: GenerationParams) -> concurrent.futures.Future[Generation]:
         """One prompt's answer on the process's event loop (see :class:`Backend`), with the retry policy;
         cancelling the future cancels the request."""
-        return transport.submit(self._complete(messages, params))
+        future = transport.submit(self._complete(messages, params))
+        ahead.requests_out()
+        return future
 
     def share_slots(self, slots: Any) -> None:
         """Each chat request takes one of the run's ``slots`` while in flight (:meth:`.EndpointPool.share_slots`)."""
@@ -404,6 +407,7 @@ class OpenAICompatBackend(Backend):
             return
         results: queue.SimpleQueue[tuple[int, Generation | BaseException]] = queue.SimpleQueue()
         running = transport.submit(self._complete_all(prompts, params, results))
+        ahead.requests_out()  # the run's end-of-run work, while these wait for the server
         try:
             left = len(prompts)
             while left:

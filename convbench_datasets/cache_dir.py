@@ -1,0 +1,32 @@
+"""Where convbench keeps what it downloads and derives: one rule, read by every cache (sources, builds, rows,
+parsed YAML, responses), and how a derived entry is written. A module of its own, with nothing but the
+standard library, so that code copied into a self-contained metric can name it without carrying the
+download code."""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+CACHE_ENV = "CONVBENCH_CACHE"
+
+
+def default_cache_dir() -> Path:
+    """The download cache: ``$CONVBENCH_CACHE``, else ``$XDG_CACHE_HOME/convbench``, else ``~/.cache/convbench``."""
+    if os.environ.get(CACHE_ENV):
+        return Path(os.environ[CACHE_ENV])
+    base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
+    return Path(base) / "convbench"
+
+
+def write_entry(entry: Path, text: str) -> None:
+    """Write a derived cache entry (kept rows, parsed YAML) whole or not at all: a scratch file of this
+    process, then a rename, so a reader never sees half of one. One that cannot be written (a read-only
+    cache) is skipped: it only costs the next command the work again."""
+    try:
+        entry.parent.mkdir(parents=True, exist_ok=True)
+        scratch = entry.with_name(f".{entry.name}.{os.getpid()}")
+        scratch.write_text(text, encoding="utf-8")
+        os.replace(scratch, entry)
+    except OSError:
+        return
