@@ -120,9 +120,23 @@ class RequestSlots:
 
 def _grant(waiter: Any) -> None:
     """Wake a waiter handed a slot: a thread's lock is released; a task's future is resolved on its loop
-    (a future cancelled meanwhile is left alone: :meth:`RequestSlots.wait` then passes the slot on)."""
+    (a future cancelled meanwhile is left alone: :meth:`RequestSlots.wait` then passes the slot on). On the
+    loop's own thread (where a served request's reply frees its slot) the future is resolved at once: going
+    through ``call_soon_threadsafe`` would wake the loop through its self-pipe for every request (a write
+    and a read per request: 2.70 -> 2.53 s of CPU for the 1,440 requests of benchmarks/run_client_cost.py)."""
     if isinstance(waiter, tuple):
         loop, future = waiter
-        loop.call_soon_threadsafe(lambda: future.done() or future.set_result(None))
+        if _running_loop() is loop:
+            if not future.done():
+                future.set_result(None)
+        else:
+            loop.call_soon_threadsafe(lambda: future.done() or future.set_result(None))
     else:
         waiter.release()
+
+
+def _running_loop() -> asyncio.AbstractEventLoop | None:
+    try:
+        return asyncio.get_running_loop()
+    except RuntimeError:  # a thread without a running loop
+        return None
