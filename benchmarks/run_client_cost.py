@@ -61,6 +61,22 @@ PyYAML (~24 ms: the package's tables), ``importlib.resources`` (~11 ms), argpars
 (~90 ms), which could be imported while the first requests are in flight (the client is idle for the first
 200 ms) if the stage had a hook for it.
 
+A third session (same slow machine; this script 0.825x at its start: rounds 0.88, 0.77, 0.77, 0.89): the
+phase split showed the end 0.43-0.46 s against the bare client's 0.29-0.31 s and the start 0.68-0.78 s
+against 0.47-0.53 s. Cut then: the work a run needs only after its last answer (importing the scoring's
+numpy, the rows' fingerprint) is done while the first requests wait for the server (``runner/ahead.py``),
+which brought the end to the bare client's (0.30-0.31 s); YAML parsed once per content and kept as JSON
+(``parsed_yaml.py``: PyYAML's import alone was ~35 ms) and package data read without
+``importlib.resources`` (a one-row run: 869 -> 771 ms median wall, 12 interleaved rounds); a slot freed on
+the loop's thread handed over without waking the loop (client CPU 2.70 -> 2.53 s). Tried and dropped:
+importing aiohttp on the loop's thread at the start of a run, beside the main thread's work (both hold the
+GIL: no gain, ~50 ms more CPU; and a run answered from the cache then exited while the import ran, which
+crashed the interpreter's teardown one time in two). This script then: 0.910x (rounds 0.89, 0.90, 0.91,
+0.91, 0.94; convbench 3.47 s wall, 2.82 s CPU; bare 3.16 s, 1.35 s). Still missed, by ~0.15 s: the start
+(~0.1 s more than the bare client's: convbench's own modules, reading and checking 720 rows, their cache
+keys and claims) and the span (~0.1 s: a judge request waits for its row's answer to be stored and claimed;
+the bare client's 1,440 requests depend on nothing).
+
 Usage: CONVBENCH_SOURCES=../shared/upstream python benchmarks/run_client_cost.py [--rounds 5]
 """
 
