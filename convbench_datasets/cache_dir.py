@@ -6,6 +6,7 @@ download code."""
 from __future__ import annotations
 
 import os
+import threading
 from pathlib import Path
 
 CACHE_ENV = "CONVBENCH_CACHE"
@@ -23,10 +24,13 @@ def write_entry(entry: Path, text: str) -> None:
     """Write a derived cache entry (kept rows, parsed YAML) whole or not at all: a scratch file of this
     process, then a rename, so a reader never sees half of one. One that cannot be written (a read-only
     cache) is skipped: it only costs the next command the work again."""
+    scratch = entry.with_name(f".{entry.name}.{os.getpid()}.{threading.get_ident()}")
     try:
         entry.parent.mkdir(parents=True, exist_ok=True)
-        scratch = entry.with_name(f".{entry.name}.{os.getpid()}")
         scratch.write_text(text, encoding="utf-8")
         os.replace(scratch, entry)
-    except OSError:
-        return
+    except (OSError, ValueError):  # ValueError: text UTF-8 cannot hold (a lone surrogate)
+        try:
+            scratch.unlink(missing_ok=True)
+        except OSError:
+            pass

@@ -5,7 +5,8 @@ card. Importing PyYAML costs more than all of that reading (~35 ms on a slow mac
 scanner's and resolver's regular expressions at import), and parsing with it is ~10x slower than
 ``json.loads`` of the same data; a run's start-up is its fixed cost. So :func:`parse` keeps what it
 parsed under ``$CONVBENCH_CACHE/yaml/``, keyed on the text itself (sha256): a table or card edited is
-parsed again. Data is kept only when JSON gives it back as it was (strings, numbers, lists, dicts with
+parsed again (an anchor's aliases come back as equal copies, not one shared object; no table relies on
+sharing). Data is kept only when JSON gives it back as it was (strings, numbers, lists, dicts with
 string keys, None; a date or an integer key is not kept and is parsed again each time). An entry that
 cannot be read is ignored and written again; one that cannot be written (a read-only cache) is skipped.
 The same reasoning, for a build's rows, is :mod:`.row_cache`'s.

@@ -93,3 +93,10 @@ def test_a_command_that_read_its_tables_before_imports_no_pyyaml(tmp_path: Path)
     runs = [subprocess.run([sys.executable, "-c", code], env=env, check=True, capture_output=True, text=True).stdout
             for _ in range(2)]
     assert runs == ["True\n", "False\n"]
+
+
+def test_data_utf8_cannot_hold_is_not_kept_and_leaves_no_scratch_file(cache: Path) -> None:
+    from convbench_datasets.cache_dir import write_entry
+
+    write_entry(cache / "x.json", "lone \ud800 surrogate")
+    assert not cache.exists() or list(cache.iterdir()) == []

@@ -69,14 +69,16 @@ def test_work_nobody_started_is_dropped_at_the_end_of_its_block() -> None:
 def test_the_end_of_its_block_waits_for_work_under_way() -> None:
     # a process must not exit while the background thread is still importing (C extensions mid-load crash it)
     finished: list[bool] = []
+    started = threading.Event()
 
     def work() -> None:
+        started.set()
         time.sleep(0.3)
         finished.append(True)
 
     with ahead.later(work):
         ahead.requests_out()
-        time.sleep(ahead.PAUSE + 0.1)  # under way by now
+        assert started.wait(10)  # under way in the background thread
     assert finished == [True]
 
 
