@@ -124,7 +124,7 @@ def run(
         started = time.time()
         with Session(store, model, judges, model_options=backend_options, judge_options=options,
                      progress=progress, retry_errors=retry_errors, concurrency=concurrency) as session, \
-                ahead.later(functools.partial(dataset_fingerprint, rows)) as fingerprint:  # hashed while requests wait
+                ahead.later(functools.partial(dataset_fingerprint, rows)) as fingerprint:  # hashed while requests wait (so execute must not change rows)
             executed = plan.execute(session, rows)
             signature = {**common_signature(bench, rows, limit, fingerprint.result()), **session.identities(),
                          **plan.signature(session)}
