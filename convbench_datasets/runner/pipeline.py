@@ -122,9 +122,10 @@ def run(
         rows = select_shard(selected, shard)
         logger.info("%s: %d rows into %s (cache %s)", bench.title, len(rows), path, store.path)
         started = time.time()
+        # the rows' fingerprint is hashed while the first requests wait (runner/ahead.py): execute must not change rows
         with Session(store, model, judges, model_options=backend_options, judge_options=options,
                      progress=progress, retry_errors=retry_errors, concurrency=concurrency) as session, \
-                ahead.later(functools.partial(dataset_fingerprint, rows)) as fingerprint:  # hashed while requests wait (so execute must not change rows)
+                ahead.later(functools.partial(dataset_fingerprint, rows)) as fingerprint:
             executed = plan.execute(session, rows)
             signature = {**common_signature(bench, rows, limit, fingerprint.result()), **session.identities(),
                          **plan.signature(session)}
