@@ -11,26 +11,17 @@ from typing import Any
 @lru_cache(maxsize=None)
 def read_yaml(package: str, name: str) -> Any:
     """Parse a YAML data file shipped inside ``package`` (cached: these files are facts, not state). A file
-    of an installed convbench goes through :mod:`.parsed_yaml`'s cache, so that a command need not import
-    PyYAML for tables it read before; one served otherwise (a self-contained metric) is parsed each time."""
+    beside the package's modules (an installed wheel, a checkout) goes through :mod:`.parsed_yaml`'s cache,
+    so that a command need not import PyYAML for tables it read before, nor ``importlib.resources`` (~10 ms);
+    one served otherwise (a zip, a self-contained metric's importer) is read through it and parsed each time."""
     from .parsed_yaml import parse
 
     path = package_file(package, name)
     if path is not None:
         return parse(path.read_text(encoding="utf-8"))
-    return parse(read_text(package, name), keep=False)
-
-
-def read_text(package: str, name: str) -> str:
-    """A data file shipped inside ``package``: read beside the package's modules when it lies there (an
-    installed wheel, a checkout), else through ``importlib.resources`` (a zip, a self-contained metric's
-    importer), whose import costs a command ~10 ms it rarely needs."""
-    path = package_file(package, name)
-    if path is not None:
-        return path.read_text(encoding="utf-8")
     from importlib import resources
 
-    return resources.files(package).joinpath(name).read_text(encoding="utf-8")
+    return parse(resources.files(package).joinpath(name).read_text(encoding="utf-8"), keep=False)
 
 
 def package_file(package: str, name: str) -> Path | None:

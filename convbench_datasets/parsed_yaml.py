@@ -40,7 +40,7 @@ def parse(text: str, *, keep: bool = True) -> Any:
         InvalidYAML: the text does not parse (PyYAML's message).
     """
     entry = _entry(text) if keep else None
-    if entry is not None:
+    if entry is not None:  # keep=False: the cache is neither read nor written
         try:
             return json.loads(entry.read_text(encoding="utf-8"))["data"]
         except (OSError, ValueError, KeyError, TypeError):
@@ -68,11 +68,8 @@ def _parse_with_pyyaml(text: str) -> Any:
         raise InvalidYAML(str(err)) from None
 
 
-def _entry(text: str) -> Path | None:
-    try:
-        digest = hashlib.sha256(f"{VERSION}\n{text}".encode("utf-8", "surrogatepass")).hexdigest()
-    except UnicodeError:
-        return None
+def _entry(text: str) -> Path:
+    digest = hashlib.sha256(f"{VERSION}\n{text}".encode("utf-8", "surrogatepass")).hexdigest()
     return default_cache_dir() / "yaml" / f"{digest}.json"
 
 

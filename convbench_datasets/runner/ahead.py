@@ -59,15 +59,18 @@ class Later(Generic[T]):
             if self._claimed:
                 return
             self._claimed = True
-        with _lock:
-            if self in _waiting:
-                _waiting.remove(self)
+        self._unlist()
         try:
             self._value = self._work()
         except BaseException as err:  # raised again by result(), in the thread that needs it
             self._error = err
         finally:
             self._done.set()
+
+    def _unlist(self) -> None:
+        with _lock:
+            if self in _waiting:
+                _waiting.remove(self)
 
     def __enter__(self) -> Later[T]:
         return self
@@ -81,9 +84,7 @@ class Later(Generic[T]):
         if claimed:
             self._done.wait()
             return
-        with _lock:
-            if self in _waiting:
-                _waiting.remove(self)
+        self._unlist()
         self._error = RuntimeError("this work was dropped before it was done (its with-block ended)")
         self._done.set()
 
