@@ -77,8 +77,7 @@ def builder_key(name: str) -> str:
     """A short hash of everything that shapes a build: version, builder code and data files (the NICO
     sample's dialogues.jsonl, citation.bib...), card. Every file counts but Python's bytecode caches
     and hidden files (an editor's swap file), so a new kind of data file cannot be missed."""
-    module = registry.builder(name)
-    folders = [Path(module.__file__).parent, bundled_dir("cards") / name]
+    folders = [Path(registry.builder_file(name)).parent, bundled_dir("cards") / name]
     digest = hashlib.sha256(__version__.encode())
     for folder in folders:
         for path in sorted(folder.rglob("*")):

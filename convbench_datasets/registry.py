@@ -24,6 +24,7 @@ from __future__ import annotations
 
 import functools
 import importlib
+import importlib.util
 from collections.abc import Iterator, MutableMapping
 from dataclasses import dataclass
 from types import ModuleType
@@ -123,6 +124,17 @@ def builder(name: str) -> ModuleType:
     if name not in BUILDERS:
         raise BuildError(f"unknown benchmark {name!r}; available: {', '.join(BUILDERS)}")
     return importlib.import_module(BUILDERS[name])
+
+
+def builder_file(name: str) -> str:
+    """The path of benchmark ``name``'s builder module, found without running it (a run that reads a cached
+    build needs the builder's files, for their hash, not its code: importing it cost a run ~5 ms, #20)."""
+    if name in BUILDERS:
+        spec = importlib.util.find_spec(BUILDERS[name])
+        if spec is not None and spec.origin is not None:
+            return spec.origin
+    module = builder(name)  # an unknown name, a module that is not there: the errors of importing it
+    return str(module.__file__)
 
 
 def benchmarks() -> list[BenchmarkInfo]:

@@ -43,15 +43,13 @@ def test_the_build_cache_key_covers_every_data_file_of_the_builder(tmp_path: Pat
     # the build must change it. Before: only .py/.yaml/.json/.md/.txt counted, so editing the NICO
     # sample (nico/sample/dialogues.jsonl) kept serving the old build.
     import shutil
-    import types
 
     import convbench_datasets.nico.builder as nico_builder
     from convbench_datasets import api
 
     copy = tmp_path / "nico"
     shutil.copytree(Path(nico_builder.__file__).parent, copy, ignore=shutil.ignore_patterns("__pycache__"))
-    fake = types.SimpleNamespace(__file__=str(copy / "builder.py"))
-    monkeypatch.setattr(api.registry, "builder", lambda name: fake)
+    monkeypatch.setattr(api.registry, "builder_file", lambda name: str(copy / "builder.py"))
     before = api._builder_key("nico")
     sample = copy / "sample" / "dialogues.jsonl"
     assert sample.is_file()

@@ -83,3 +83,25 @@ def test_starting_a_run_imports_no_numpy_and_reads_no_entry_points() -> None:
     # and no entry points read (importlib.metadata and a scan of every installed distribution, ~35 ms): nc is
     # convbench's own name, which no entry point can change (convbench_datasets/registry.py)
     assert json.loads(out.stdout) == [False, False]
+
+
+def test_the_cached_builds_key_is_read_without_importing_its_builder() -> None:
+    # a run of the cached build hashes the builder's files for the build's folder name; importing the builder
+    # (and the hub, citation and upstream modules it imports) cost ~5 ms of every run's start (#20)
+    code = ("import json, sys; from convbench_datasets.building import builder_key; key = builder_key('nc'); "
+            "print(json.dumps([key, 'convbench_datasets.nc.builder' in sys.modules]))")
+    out = subprocess.run([sys.executable, "-c", code], check=True, capture_output=True, text=True)
+    key, imported = json.loads(out.stdout)
+    assert imported is False
+    from convbench_datasets import building, registry
+
+    assert registry.builder_file("nc") == registry.builder("nc").__file__  # the same file the module is run from
+    assert key == building.builder_key("nc")  # and the same key as a process that has imported the builder
+
+
+def test_an_unknown_builder_is_refused_by_name() -> None:
+    from convbench_datasets import registry
+    from convbench_datasets.errors import BuildError
+
+    with pytest.raises(BuildError, match="unknown benchmark 'nope'; available: nc"):
+        registry.builder_file("nope")

@@ -403,7 +403,7 @@ class OpenAICompatBackend(Backend):
         """The answers as they arrive, each list holding those that were waiting together (see
         :meth:`Backend.generate_batches`): under load a caller stores several in one transaction."""
         if len(prompts) == 1:  # one prompt (a pipelined stage's workers ask one at a time)
-            ahead.requests_out()  # the work waiting starts after ahead.PAUSE, with this request in flight
+            ahead.requests_out()  # the work waiting starts ahead.PAUSE after this request is submitted
             yield [(0, transport.call(self._complete(prompts[0], params)))]
             return
         results: queue.SimpleQueue[tuple[int, Generation | BaseException]] = queue.SimpleQueue()
