@@ -78,7 +78,16 @@ def _parser(only: str | None = None) -> argparse.ArgumentParser:
     parser.add_argument("--version", action="version", version=f"convbench {__version__}")
     _verbosity_flags(parser, None)
     commands = parser.add_subparsers(dest="command", required=True, metavar="COMMAND")
+    if not only:  # the narrow parser (see _parse) reads `convbench run NAME ...` only: no other command to build
+        _setup_commands(commands)
+    _run_command(commands, only)
+    if not only:
+        _other_commands(commands)
+    return parser
 
+
+def _setup_commands(commands: Any) -> None:
+    """list, build, install and agreement (before run in ``convbench --help``)."""
     _command(commands, "list", "benchmarks, their configs, row counts and licenses")
 
     build = _command(commands, "build", "build a benchmark into a Hub-layout dataset folder")
@@ -133,6 +142,10 @@ def _parser(only: str | None = None) -> argparse.ArgumentParser:
                             "conversations) or whole source conversations (meetings, debates)")
     agree.add_argument("--seed", type=count_flag(0, MAX_SEED), default=0)
     agree.add_argument("--json", action="store_true", help="print the result as JSON")
+
+
+def _run_command(commands: Any, only: str | None) -> None:
+    """``convbench run``: the flags of every benchmark, or of ``only`` (see :func:`_parse`)."""
     run = _command(commands, "run", "generate, judge and score a benchmark with a model")
     # the narrow parser names its benchmark only: listing RUNS would read every entry point (registry.py)
     run.add_argument("name", choices=[only] if only else list(RUNS), help="benchmark")
@@ -192,6 +205,8 @@ def _parser(only: str | None = None) -> argparse.ArgumentParser:
     run.set_defaults(flags_of=only)
 
 
+def _other_commands(commands: Any) -> None:
+    """The commands after run in ``convbench --help``: sweep, report, compare, publish... cache."""
     sweep = _command(commands, "sweep", "run models x benchmarks x settings from one YAML file (resumable: a rerun "
                                         "skips finished cells), then one report over them")
     sweep.add_argument("file", metavar="FILE.yaml", help="the sweep file (format: docs/sweeps.md)")
@@ -251,7 +266,7 @@ def _parser(only: str | None = None) -> argparse.ArgumentParser:
     score = _command(commands, "score", "re-score a run folder from its records (no model calls); with --from-lm-eval, "
                                         "judge and score NC-Bench answers lm-eval generated into a new run folder")
     score.add_argument("rundir", nargs="?", help="the run folder to re-score (none with --from-lm-eval)")
-    _add_benchmark_options(score, "rescore_options", only)  # re-scoring choices (nc: --rules, --parsing)
+    _add_benchmark_options(score, "rescore_options")  # re-scoring choices (nc: --rules, --parsing)
     # --from-lm-eval: lm-eval generated NC-Bench answers (it runs no judge); judge and score them into a new run folder
     score.add_argument("--from-lm-eval", metavar="SAMPLES",
                        help="judge and score the NC-Bench answers of an lm-eval samples file (samples_convbench_nc*.jsonl "
@@ -281,7 +296,6 @@ def _parser(only: str | None = None) -> argparse.ArgumentParser:
     cache.add_argument("action", choices=["stats", "clear"])
     cache.add_argument("--cache", metavar="FILE", help="cache file (default $CONVBENCH_CACHE/responses.sqlite)")
     cache.add_argument("--model", help="clear: only this model's entries (MODEL or BACKEND:MODEL, as stats shows)")
-    return parser
 
 
 def _backend_options(args: argparse.Namespace, base_url: str | list[str] | None, model_id: str | None = None,
