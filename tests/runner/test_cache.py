@@ -2,13 +2,15 @@
 
 from __future__ import annotations
 
+import hashlib
+import json
 import subprocess
 import sys
 from pathlib import Path
 
 from convbench_datasets.cli import main
 from convbench_datasets.runner.backends import Generation
-from convbench_datasets.runner.cache import ResponseCache, cache_key
+from convbench_datasets.runner.cache import ResponseCache, cache_key, cache_keys
 
 IDENTITY = {"kind": "openai", "model": "m", "base_url": "http://127.0.0.1:1/v1"}
 MESSAGES = [{"role": "user", "content": "hello"}]
@@ -21,6 +23,17 @@ def test_key_depends_on_backend_messages_and_parameters() -> None:
     assert base != cache_key(IDENTITY, [{"role": "user", "content": "hello!"}], {"max_new_tokens": 8})
     assert base != cache_key(IDENTITY, MESSAGES, {"max_new_tokens": 9})
 
+
+
+def test_a_long_prompts_key_is_the_sha256_of_its_canonical_json() -> None:
+    # keys are hashed in pieces below hashlib's 2,048-byte threshold (it lets go of the GIL above it, #20); the
+    # digest is the one of the whole text: 6 KB of UTF-8 here, its pieces cutting characters in two
+    messages = [{"role": "user", "content": "é" * 3000 + "!"}]
+    params = {"max_new_tokens": 8}
+    whole = json.dumps({"backend": IDENTITY, "messages": messages, "params": params}, sort_keys=True, ensure_ascii=False)
+    expected = hashlib.sha256(whole.encode("utf-8")).hexdigest()
+    assert cache_key(IDENTITY, messages, params) == expected
+    assert cache_keys(IDENTITY, [MESSAGES, messages], params) == [cache_key(IDENTITY, MESSAGES, params), expected]
 
 def test_round_trip_stats_and_clear(tmp_path: Path, capsys) -> None:
     path = tmp_path / "c.sqlite"
