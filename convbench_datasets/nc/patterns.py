@@ -88,6 +88,14 @@ class PatternTable:
     def tasks_of(self, set_name: str) -> list[TaskEntry]:
         return [e for e in self.tasks if e.set == set_name]
 
+    def task_names(self, set_name: str) -> frozenset[str]:
+        """The names of a set's tasks (none for an unknown set), looked up: a run checks every row's task."""
+        return self._task_names.get(set_name, frozenset())
+
+    @cached_property
+    def _task_names(self) -> dict[str, frozenset[str]]:
+        return {name: frozenset(e.task for e in self.tasks_of(name)) for name in self.sets}
+
     def patterns(self, set_name: str) -> list[str]:
         """Pattern names of a set, in the order of the paper's tables."""
         return list(dict.fromkeys(e.pattern for e in self.tasks_of(set_name)))

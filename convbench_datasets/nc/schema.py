@@ -107,8 +107,7 @@ def _row_problem(row: dict[str, Any]) -> str | None:
     table = pattern_table()
     if row["set"] not in table.sets:
         return f"field 'set' must be one of {', '.join(table.sets)}, got {row['set']!r}"
-    tasks = [entry.task for entry in table.tasks_of(row["set"])]
-    if row["task"] not in tasks:
+    if row["task"] not in table.task_names(row["set"]):
         return f"field 'task' must be a task of set {row['set']!r} (the pattern table's), got {row['task']!r}"
     for index, message in enumerate(row["messages"]):
         if message["role"] not in ROLES:
