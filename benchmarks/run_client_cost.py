@@ -77,6 +77,29 @@ crashed the interpreter's teardown one time in two). This script then: 0.910x (r
 keys and claims) and the span (~0.1 s: a judge request waits for its row's answer to be stored and claimed;
 the bare client's 1,440 requests depend on nothing).
 
+A fourth session (same machine, as noisy: this script 0.903x on 8 rounds at its start; single rounds
+0.82-0.98): the phase split showed the start ~0.12-0.18 s behind the bare client's and the span 0-0.1 s
+(varying round to round), the end 15-20 ms. What moved: the work done ahead began 50 ms after the first
+requests were submitted, while the loop was still opening 128 connections and the server (on the same
+2 cores) reading them: the 64th request reached the server 120-160 ms after the submission, the 128th
+170-190 ms; begun after 150 ms, 70-80 and ~110 ms, as with no work at all. Also cut: the narrow parser of
+``convbench run NAME`` builds the run command only (10 -> 1.4 ms); the cached build's key is read without
+importing the builder (~5 ms); a row's task is checked by lookup (720 rows 17.4 -> 15.3 ms); cache keys
+are hashed in pieces under hashlib's 2,048-byte threshold, above which it lets go of the GIL (a 3 KB
+judge key beside a busy thread: 1.9 ms, waiting to get the lock back; in pieces 6 us). This script then:
+0.938x (8 rounds), 0.931x (8), 0.939x (12 rounds: 0.89-0.98; convbench 3.10 s wall, 2.02 s CPU; bare
+2.93 s, 0.94 s). Interleaved drive runs of the session's start and end code on the same rounds gave
+0.950 and 0.953 (10 rounds), 0.948 and 0.937 (8): the machine's noise is as large as what is left, ~20 ms
+of a 3.1 s run. Tried and dropped, no difference measured: watching the loop with a timer to start the
+work once it caught up (it caught up while connections were still being accepted, earlier than 150 ms);
+a lower switch interval while the work runs, or for the whole run; importing aiohttp in a thread at the
+top of the command (its certificate loading lets go of the GIL, but the import's Python part then
+competes with the run's own start: 0-30 ms); one loop wake-up per batch of judge requests (720 -> ~200
+writes to the loop's socket); exiting with ``os._exit`` after the exit handlers; a compiled checker for
+row shapes (slower than the current walk). Left, each ~10-25 ms: keying and claiming only the first
+``concurrency`` prompts before the first requests (the rest while they wait: needs a backend that takes
+prompts while it runs), numpy's import (the scoring's tables), reading and checking the rows.
+
 Usage: CONVBENCH_SOURCES=../shared/upstream python benchmarks/run_client_cost.py [--rounds 5]
 """
 
