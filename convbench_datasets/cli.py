@@ -68,8 +68,8 @@ def _verbosity_flags(parser: argparse.ArgumentParser, default: Any) -> None:
 
 
 def _parser(only: str | None = None) -> argparse.ArgumentParser:
-    """The command line's parser; ``only``: the benchmark whose flags ``run`` and ``score`` take (default: every
-    benchmark's, each imported to read them; see :func:`_parse`)."""
+    """The command line's parser; ``only``: the benchmark whose flags ``run`` takes, in a parser of the run command
+    alone (default: every command, and every benchmark's flags, each imported to read them; see :func:`_parse`)."""
     parser = (_Narrow if only else argparse.ArgumentParser)(
         prog="convbench",
         description="Build, run and score conversation benchmarks (NC-Bench, NICO, CoCoEvalBench).",
@@ -806,6 +806,9 @@ class _Narrow(argparse.ArgumentParser):
 
     def error(self, message: str) -> NoReturn:
         raise _NotNarrow(message)
+
+    def print_help(self, file: Any = None) -> None:  # a help flag _parse did not spot (-vh): the full parser's help
+        raise _NotNarrow("help")
 
 
 class _NotNarrow(Exception):

@@ -130,10 +130,15 @@ def builder_file(name: str) -> str:
     """The path of benchmark ``name``'s builder module, found without running it (a run that reads a cached
     build needs the builder's files, for their hash, not its code: importing it cost a run ~5 ms, #20)."""
     if name in BUILDERS:
-        spec = importlib.util.find_spec(BUILDERS[name])
-        if spec is not None and spec.origin is not None:
+        try:
+            spec = importlib.util.find_spec(BUILDERS[name])
+        except (ImportError, ValueError):  # a parent that fails to import; a module made by hand (no __spec__)
+            spec = None
+        if spec is not None and spec.origin is not None and spec.has_location:
             return spec.origin
     module = builder(name)  # an unknown name, a module that is not there: the errors of importing it
+    if getattr(module, "__file__", None) is None:  # a namespace package: no folder of its own to hash
+        raise BuildError(f"benchmark {name!r}: its builder module {BUILDERS[name]!r} has no file (a namespace package?)")
     return str(module.__file__)
 
 

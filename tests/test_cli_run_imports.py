@@ -4,6 +4,7 @@ cost, #20), and the command line still reads and refuses exactly what it did (cl
 from __future__ import annotations
 
 import json
+import re
 import subprocess
 import sys
 
@@ -103,8 +104,32 @@ def test_an_unknown_builder_is_refused_by_name() -> None:
     from convbench_datasets import registry
     from convbench_datasets.errors import BuildError
 
-    with pytest.raises(BuildError, match="unknown benchmark 'nope'; available: nc"):
+    with pytest.raises(BuildError, match=re.escape("unknown benchmark 'nope'; available: nc, nico, cocoeval")):
         registry.builder_file("nope")
+
+
+def test_a_builder_without_a_file_is_refused_by_name(monkeypatch: pytest.MonkeyPatch, tmp_path) -> None:
+    # a namespace package has no folder of its own: hashing "its folder" would hash wherever the command runs
+    from convbench_datasets import registry
+    from convbench_datasets.errors import BuildError
+
+    (tmp_path / "nsbuilder").mkdir()
+    monkeypatch.syspath_prepend(str(tmp_path))
+    monkeypatch.setitem(registry.BUILDERS, "ns", "nsbuilder")
+    with pytest.raises(BuildError, match="builder module 'nsbuilder' has no file"):
+        registry.builder_file("ns")
+
+
+def test_a_builder_module_made_by_hand_is_found_through_its_module(monkeypatch: pytest.MonkeyPatch, tmp_path) -> None:
+    import types
+
+    from convbench_datasets import registry
+
+    made = types.ModuleType("handmade_builder")  # no __spec__: find_spec refuses it; its __file__ still says where
+    made.__file__ = str(tmp_path / "builder.py")
+    monkeypatch.setitem(sys.modules, "handmade_builder", made)
+    monkeypatch.setitem(registry.BUILDERS, "hand", "handmade_builder")
+    assert registry.builder_file("hand") == str(tmp_path / "builder.py")
 
 
 def test_the_narrow_parser_builds_the_run_command_only() -> None:
@@ -113,5 +138,14 @@ def test_the_narrow_parser_builds_the_run_command_only() -> None:
         return [list(action.choices) for action in parser._actions if action.dest == "command"][0]
 
     assert commands(cli._parser("nc")) == ["run"]
-    full = commands(cli._parser())
-    assert full[:5] == ["list", "build", "install", "agreement", "run"] and "score" in full and full[-1] == "cache"
+    assert commands(cli._parser()) == ["list", "build", "install", "agreement", "run", "sweep", "report", "compare",
+                                       "publish", "metrics", "export", "merge", "score", "import-inspect",
+                                       "lm-eval-path", "cache"]
+
+
+def test_a_help_flag_among_short_flags_shows_every_command(capsys: pytest.CaptureFixture[str]) -> None:
+    # -vh is -v -h: _parse does not see the word -h, so the narrow parser must hand the help to the full one
+    with pytest.raises(SystemExit):
+        cli._parse(["-vh", *RUN])
+    out = capsys.readouterr().out
+    assert "sweep" in out and "score" in out and "install" in out

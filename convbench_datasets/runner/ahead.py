@@ -7,8 +7,8 @@ for a model). Work that the run only needs at its end (importing the scoring's n
 for the signature) is handed to :func:`later`; a backend whose requests wait on a server calls
 :func:`requests_out` once its first requests are submitted, and the work waiting then runs in one
 background thread, after :data:`PAUSE` (writing those requests comes first: they are on the critical
-path, this work is not; on a machine shared with the server, the server's reading them too). The code that needs the outcome calls :meth:`Later.result`: it waits for the
-thread, or, when nothing started the work (a fully cached run, a local model, which keeps the CPU busy
+path, this work is not; on a machine shared with the server, the server's reading them too). The code
+that needs the outcome calls :meth:`Later.result`: it waits for the thread, or, when nothing started the work (a fully cached run, a local model, which keeps the CPU busy
 itself), does it at once in the calling thread. The outcome is the same either way; an error is raised
 by :meth:`Later.result`, where the work would have been done without this module.
 
@@ -37,7 +37,8 @@ T = TypeVar("T")
 # seconds between the first requests' submission and the start of the work waiting: the event loop opens their
 # connections and writes them meanwhile, and the server reads them. 128 requests on a slow 2-core machine shared
 # with the server: with 0.05 s the work began mid-wave and the 64th request reached the server 120-160 ms after
-# the submission; with 0.15 s, 70-80 ms, as with no work at all. Any model server answers later than this
+# the submission; with 0.15 s, 70-80 ms, as with no work at all. Most model servers answer later than this (the
+# work of a run whose answers come sooner is done by Later.result, where it is needed)
 PAUSE = 0.15
 
 _waiting: list[Later] = []

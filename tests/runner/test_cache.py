@@ -24,7 +24,6 @@ def test_key_depends_on_backend_messages_and_parameters() -> None:
     assert base != cache_key(IDENTITY, MESSAGES, {"max_new_tokens": 9})
 
 
-
 def test_a_long_prompts_key_is_the_sha256_of_its_canonical_json() -> None:
     # keys are hashed in pieces below hashlib's 2,048-byte threshold (it lets go of the GIL above it, #20); the
     # digest is the one of the whole text: 6 KB of UTF-8 here, its pieces cutting characters in two
@@ -34,6 +33,7 @@ def test_a_long_prompts_key_is_the_sha256_of_its_canonical_json() -> None:
     expected = hashlib.sha256(whole.encode("utf-8")).hexdigest()
     assert cache_key(IDENTITY, messages, params) == expected
     assert cache_keys(IDENTITY, [MESSAGES, messages], params) == [cache_key(IDENTITY, MESSAGES, params), expected]
+
 
 def test_round_trip_stats_and_clear(tmp_path: Path, capsys) -> None:
     path = tmp_path / "c.sqlite"
