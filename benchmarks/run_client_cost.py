@@ -88,7 +88,7 @@ importing the builder (~5 ms); a row's task is checked by lookup (720 rows 17.4 
 are hashed in pieces under hashlib's 2,048-byte threshold, above which it lets go of the GIL (a 3 KB
 judge key beside a busy thread: 1.9 ms, waiting to get the lock back; in pieces 6 us). This script then:
 0.938x (8 rounds), 0.931x (8), 0.939x (12 rounds: 0.89-0.98; convbench 3.10 s wall, 2.02 s CPU; bare
-2.93 s, 0.94 s). Interleaved drive runs of the session's start and end code on the same rounds gave
+2.93 s, 0.94 s), 0.932x (12 rounds: 0.86-0.97; 3.13 s, 2.18 s; bare 2.93 s, 1.02 s). Target still missed. Interleaved drive runs of the session's start and end code on the same rounds gave
 0.950 and 0.953 (10 rounds), 0.948 and 0.937 (8): the machine's noise is as large as what is left, ~20 ms
 of a 3.1 s run. Tried and dropped, no difference measured: watching the loop with a timer to start the
 work once it caught up (it caught up while connections were still being accepted, earlier than 150 ms);
