@@ -8,8 +8,9 @@ for the signature) is handed to :func:`later`; a backend whose requests wait on 
 :func:`requests_out` once its first requests are submitted, and the work waiting then runs in one
 background thread, after :data:`PAUSE` (writing those requests comes first: they are on the critical
 path, this work is not; on a machine shared with the server, the server's reading them too). The code
-that needs the outcome calls :meth:`Later.result`: it waits for the thread, or, when nothing started the work (a fully cached run, a local model, which keeps the CPU busy
-itself), does it at once in the calling thread. The outcome is the same either way; an error is raised
+that needs the outcome calls :meth:`Later.result`: it waits for the thread, or, when nothing started
+the work (a fully cached run, a local model, which keeps the CPU busy itself), does it at once in the
+calling thread. The outcome is the same either way; an error is raised
 by :meth:`Later.result`, where the work would have been done without this module.
 
 Measured by ``benchmarks/run_client_cost.py`` (this is convbench's own: no library schedules work into a
