@@ -32,6 +32,7 @@ from __future__ import annotations
 import functools
 import hashlib
 import json
+import math
 import os
 import secrets
 import socket
@@ -221,14 +222,20 @@ def cache_key(identity: Mapping[str, Any], messages: Sequence[Mapping[str, str]]
     return _sha256_hex(payload)
 
 
-def cache_keys(identity: Mapping[str, Any], prompts: Iterable[Sequence[Mapping[str, str]]],
-               params: Mapping[str, Any]) -> list[str]:
-    """``[cache_key(identity, messages, params) for messages in prompts]``, the same keys, faster: the
-    parts every key shares are encoded once (the JSON of the three sorted fields, spliced)."""
+def key_maker(identity: Mapping[str, Any], params: Mapping[str, Any]) -> Callable[[Sequence[Mapping[str, str]]], str]:
+    """``lambda messages: cache_key(identity, messages, params)``, the same keys, faster: the parts every
+    key shares are encoded once (the JSON of the three sorted fields, spliced). For a stage that keys its
+    prompts one by one as they arrive (a pipelined judge)."""
     encode = json.JSONEncoder(sort_keys=True, ensure_ascii=False).encode
     head = '{"backend": ' + encode(identity) + ', "messages": '
     tail = ', "params": ' + encode(params) + "}"
-    return [_sha256_hex(head + encode(messages) + tail) for messages in prompts]
+    return lambda messages: _sha256_hex(head + encode(messages) + tail)
+
+
+def cache_keys(identity: Mapping[str, Any], prompts: Iterable[Sequence[Mapping[str, str]]],
+               params: Mapping[str, Any]) -> list[str]:
+    """``[cache_key(identity, messages, params) for messages in prompts]``, the same keys, faster (:func:`key_maker`)."""
+    return list(map(key_maker(identity, params), prompts))
 
 
 class ResponseCache:
@@ -384,18 +391,22 @@ class ResponseCache:
         mine: list[str] = []
         with self._transaction():
             for chunk in _chunks(unique):
-                marks = ",".join("?" * len(chunk))
-                done = {k for (k,) in self._db.execute(f"SELECT key FROM responses WHERE key IN ({marks})", chunk)}
-                if errors_since is not None:
-                    done.update(k for (k,) in self._db.execute(
-                        f"SELECT key FROM errors WHERE key IN ({marks}) AND created >= ?", [*chunk, errors_since]))
-                held = {k: (o, h, p, e) for k, o, h, p, e in self._db.execute(
-                    f"SELECT key, owner, host, pid, expires FROM claims WHERE key IN ({marks})", chunk)}
+                # per key, in one statement (each SQLite call lets the interpreter lock go and waits to get it
+                # back: three of them per claim cost a busy run's stage more than the work, #20): whether it
+                # is answered (or has a per-row error since errors_since), and its claim if any
+                rows = self._db.execute(
+                    "WITH wanted(key) AS (VALUES " + ",".join(["(?)"] * len(chunk)) + ") "
+                    "SELECT wanted.key, EXISTS (SELECT 1 FROM responses WHERE responses.key = wanted.key) "
+                    "OR EXISTS (SELECT 1 FROM errors WHERE errors.key = wanted.key AND errors.created >= ?), "
+                    "claims.owner, claims.host, claims.pid, claims.expires "
+                    "FROM wanted LEFT JOIN claims ON claims.key = wanted.key",
+                    [*chunk, math.inf if errors_since is None else errors_since])
+                state = {key: (done, other) for key, done, *other in rows}
                 for key in chunk:
-                    if key in done:
+                    done, (other_owner, host, pid, expires) = state[key]
+                    if done:
                         continue
-                    other = held.get(key)
-                    if other is None or other[0] == owner.name or other[3] <= now or not _alive(other[1], other[2]):
+                    if other_owner is None or other_owner == owner.name or expires <= now or not _alive(host, pid):
                         mine.append(key)
             for start in range(0, len(mine), _ROWS_PER_INSERT):  # many rows a statement: one SQLite call each
                 rows = [(key, owner.name, owner.host, owner.pid, now + seconds, now)

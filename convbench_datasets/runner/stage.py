@@ -49,7 +49,7 @@ from typing import Any
 
 from ..errors import ConvbenchError
 from .backends.base import Backend, Generation, GenerationParams, Messages
-from .cache import ResponseCache, cache_key, cache_keys
+from .cache import ResponseCache, cache_keys, key_maker
 
 
 class RunIncomplete(ConvbenchError):
@@ -485,7 +485,7 @@ class _Stream:
         running: dict[str, Any] = {}  # key: its future
         turns: collections.deque[str] = collections.deque()
         identity = backend.identity()
-        settings = params.to_dict()
+        key_of = key_maker(identity, params.to_dict())  # the prompts' keys, as they arrive
         keys: list[str] = []
         first_prompt: dict[str, Messages] = {}
         found: dict[str, Generation] = {}
@@ -560,7 +560,7 @@ class _Stream:
                             ended = True
                         elif item[0] == "prompt":
                             _, index, prompt = item
-                            key = cache_key(identity, prompt, settings)
+                            key = key_of(prompt)
                             keys.append(key)
                             self.rows.append(index)
                             if key in first_prompt:  # asked (or being asked) already: no new work
@@ -585,24 +585,30 @@ class _Stream:
                         raise failed
                     start_turns()
                     if new:
-                        cached = cache.get_many(new)
-                        if not self.retry_errors:
-                            cached.update(cache.get_errors(k for k in new if k not in cached))
+                        # the claim leaves out the keys with an outcome stored (an answer; a per-row error the
+                        # stage reuses: the holder's errors_since), so only the keys it did not take are
+                        # looked up: one transaction for a batch of new prompts, not three (#20)
+                        mine = holder.take(new) if holder is not None else []
+                        taken = set(mine)
+                        rest = [k for k in new if k not in taken]
+                        cached = cache.get_many(rest) if rest else {}
+                        if rest and not self.retry_errors:
+                            cached.update(cache.get_errors(k for k in rest if k not in cached))
                         found.update(cached)
                         if any(g.error is None for g in cached.values()):
                             _mark_answered(backend)
                         for _ in cached:
                             self.slots.release()
                         bar.update(len(cached))
-                        todo = [k for k in new if k not in cached]
-                        if todo and not checked:
+                        if holder is None:
+                            mine = [k for k in rest if k not in cached]
+                        if mine and not checked:
                             preflight([backend])  # once per backend: a no-op when checked with the first stage
                             checked = True
-                        if todo:
-                            mine = holder.take(todo) if holder is not None else todo
+                        if mine:
                             send(mine)
-                            taken = set(mine)
-                            waiting += [k for k in todo if k not in taken]
+                        taken = set(mine)
+                        waiting += [k for k in rest if k not in cached and k not in taken]
                     if waiting and time.monotonic() >= next_look:
                         mine = holder.take(waiting) if holder is not None else waiting
                         send(mine)
