@@ -2,7 +2,7 @@
 
 A run has a generator (the ``model`` role) and zero or more judges. The session builds each backend
 when it is first needed and frees it as soon as its work is done, so that one local model (``hf:``) is
-in memory at a time; it builds the server-backed judges early so that their preflight runs before the
+in memory at a time (a Backend object passed in instead of a spec is the caller's: used, never closed); it builds the server-backed judges early so that their preflight runs before the
 first stage (an unreachable judge fails in seconds, not after hours of generation). A judge whose spec
 is the generator's own, with no options of its own (none set, or the generator's), is the generator's
 :meth:`~.backends.Backend.twin` (a server's: same connections and preflight, so the two stages can run
@@ -86,6 +86,7 @@ class Session:
         self._generator: Backend | None = None
         self._judges: list[Backend | None] = [None] * len(self.judge_specs)
         self._built: list[Backend] = []
+        self._owned: set[int] = set()  # the backends built here from spec strings: a Backend object passed in is the caller's
         self._freed: set[int] = set()
 
     # -- backends --------------------------------------------------------------------------------------
@@ -103,7 +104,7 @@ class Session:
         if self._judges[k] is None:
             if self.same and k == 0:
                 twin = self.generator.twin()
-                self._judges[k] = self.generator if twin is None else self._keep(twin)
+                self._judges[k] = self.generator if twin is None else self._keep(twin, owned=True)
             else:
                 self._judges[k] = self._build(self.judge_specs[k], self.judge_options[k])
         return self._judges[k]  # type: ignore[return-value]
@@ -117,18 +118,19 @@ class Session:
             if self._judges[k] is None and not (self.same and k == 0):
                 backend = early_backend(spec, **self._lent(self.judge_options[k]))
                 if backend is not None:
-                    self._judges[k] = self._keep(backend)
+                    self._judges[k] = self._keep(backend, owned=not isinstance(spec, Backend))
             early.append(None if self.same and k == 0 else self._judges[k])
         return early
 
     def free(self, backend: Backend) -> None:
-        """Release ``backend`` (a local model's memory) now that its stages are done; once."""
-        if id(backend) not in self._freed:
+        """Release ``backend`` (a local model's memory) now that its stages are done; once. A Backend object
+        the caller passed in is left open: it is the caller's, to use again (a notebook's loaded model)."""
+        if id(backend) in self._owned and id(backend) not in self._freed:
             self._freed.add(id(backend))
             backend.close()
 
     def _build(self, spec: Spec, options: dict[str, Any]) -> Backend:
-        return self._keep(backend_from_spec(spec, **self._lent(options)))
+        return self._keep(backend_from_spec(spec, **self._lent(options)), owned=not isinstance(spec, Backend))
 
     def _lent(self, options: dict[str, Any]) -> dict[str, Any]:
         """``options`` with the run's ``concurrency`` for a backend that has none of its own."""
@@ -136,9 +138,11 @@ class Session:
             return options
         return {**options, "concurrency": self.concurrency}
 
-    def _keep(self, backend: Backend) -> Backend:
-        """Hold ``backend`` (freed with the session) and give it the run's slots."""
+    def _keep(self, backend: Backend, *, owned: bool) -> Backend:
+        """Hold ``backend`` and give it the run's slots; ``owned``: the session built it (freed with the session)."""
         self._built.append(backend)
+        if owned:
+            self._owned.add(id(backend))
         own = getattr(backend, "concurrency", None)
         if self.concurrency is None and isinstance(own, int) and not isinstance(own, bool) and own >= 1:
             self.slots.at_least(own)
@@ -148,7 +152,7 @@ class Session:
         return backend
 
     def close(self) -> None:
-        """Free every backend the session built and has not freed; none keeps this run's slots."""
+        """Free every backend the session built and has not freed; none, the caller's included, keeps this run's slots."""
         for backend in self._built:
             self.free(backend)
             share = getattr(backend, "share_slots", None)

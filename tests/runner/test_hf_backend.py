@@ -141,3 +141,13 @@ def test_request_params_set_decoding_and_the_identity(tmp_path: Path) -> None:
     for i in range(3):
         expected = greedy[i].text[: greedy[i].text.find(stop)] if stop in greedy[i].text else greedy[i].text
         assert stopped[i].text == expected
+
+
+def test_a_closed_backend_says_so(tmp_path: Path) -> None:
+    from convbench_datasets.errors import ConvbenchError
+    from tests.support.tiny_models import build_tiny_lm
+
+    backend = backend_from_spec(f"hf:{build_tiny_lm(tmp_path / 'lm')}", device="cpu")
+    backend.close()  # the weights are freed: asking it again is a one-line error, not an AttributeError deep inside
+    with pytest.raises(ConvbenchError, match="was closed"):
+        dict(backend.generate(PROMPTS, GenerationParams(max_new_tokens=1)))

@@ -1,9 +1,14 @@
-"""Session: which judge is the generator itself (one local model loaded once, not twice)."""
+"""Session: which judge is the generator itself (one local model loaded once, not twice); which backends it closes."""
 
 from __future__ import annotations
 
+from collections.abc import Iterator, Sequence
 from pathlib import Path
 
+import pytest
+
+from convbench_datasets.runner.backends import Backend, Generation, GenerationParams
+from convbench_datasets.runner.backends.baseline import BaselineBackend
 from convbench_datasets.runner.cache import ResponseCache
 from convbench_datasets.runner.session import Session
 
@@ -21,3 +26,37 @@ def test_a_judge_with_the_generators_spec_and_no_options_of_its_own_is_the_gener
         assert same([{**UNSET, "device": "cuda"}], {**UNSET, "device": "cuda"})  # the generator's own options
         assert not same([{**UNSET, "device": "cuda"}])  # its own: another copy, on another device
         assert not same([UNSET], judge="hf:y")
+
+
+class Loaded(Backend):
+    """A caller's backend object (a notebook's loaded model): repeats the last message; counts its closes."""
+
+    kind, model, holds_weights = "stub", "loaded", True
+
+    def __init__(self) -> None:
+        self.closes = 0
+
+    def generate(self, prompts: Sequence[list[dict]], params: GenerationParams) -> Iterator[tuple[int, Generation]]:
+        for i, messages in enumerate(prompts):
+            yield i, Generation(messages[-1]["content"])
+
+    def close(self) -> None:
+        self.closes += 1
+
+
+@pytest.mark.parametrize("pipelined", [True, False])
+def test_a_backend_object_passed_in_stays_open_and_one_built_from_a_spec_is_closed(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch, pipelined: bool) -> None:
+    closed: list[str] = []
+    monkeypatch.setattr(BaselineBackend, "close", lambda self: closed.append(self.spec))
+    generator, judge = Loaded(), Loaded()
+    prompts = [[{"role": "user", "content": "hi"}]]
+    for model, judges in [(generator, ["baseline:repeat"]), ("baseline:silence", [judge])]:
+        with ResponseCache(tmp_path / "c.sqlite") as store, \
+                Session(store, model, judges, progress=False) as session:
+            session.generate_then_judge(prompts, GenerationParams(8), lambda i, g: prompts[i], GenerationParams(8),
+                                        pipelined=pipelined)
+    # the caller's objects are used again after a run (a second run, a notebook cell): never closed by one
+    assert generator.closes == judge.closes == 0
+    assert closed == ["baseline:repeat", "baseline:silence"]  # the session's own, once each
+    assert dict(generator.generate(prompts, GenerationParams(8))) == {0: Generation("hi")}

@@ -116,7 +116,7 @@ def _check_hand_computed(results: dict) -> None:
 def test_two_judges_give_per_judge_accuracy_and_kappa(nc_built, rows, tmp_path):
     a, b = ScriptedJudge("judge-a", ANSWERS_A), ScriptedJudge("judge-b", ANSWERS_B)
     run = _run(tmp_path, nc_built, rows, [a, b])
-    assert a.calls == b.calls == 10 and a.closed and b.closed
+    assert a.calls == b.calls == 10 and not a.closed and not b.closed  # objects passed in are the caller's: left open
     _check_hand_computed(run.results)
     # the records: the primary judge's fields as with one judge, the other judge under "judges"
     assert all(set(r) == RECORD_KEYS | {"judges"} for r in run.records)

@@ -204,6 +204,8 @@ class HFBackend(Backend):
     def generate(self, prompts: Sequence[Messages], params: GenerationParams) -> Iterator[tuple[int, Generation]]:
         from dataclasses import replace
 
+        if self.lm is None:
+            raise ConvbenchError(f"hf model {self.model!r} was closed (its weights freed): make a new backend to use it")
         limit_tokens, temperature = self._decoding(params)
         params = replace(params, max_new_tokens=limit_tokens, temperature=temperature)
         if params.presence_penalty is not None and params.temperature > 0:
