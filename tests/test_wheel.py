@@ -14,9 +14,10 @@ from pathlib import Path
 import pytest
 
 
-
-def _run(argv: list[str], **kwargs: object) -> subprocess.CompletedProcess:
-    done = subprocess.run(argv, capture_output=True, text=True, timeout=300, **kwargs)  # type: ignore[call-overload]
+def _run(argv: list[str], env: dict[str, str] | None = None, **kwargs: object) -> subprocess.CompletedProcess:
+    # without PYTHONPATH: a checkout named there would be imported instead of the installed wheel
+    env = {k: v for k, v in (os.environ if env is None else env).items() if k != "PYTHONPATH"}
+    done = subprocess.run(argv, capture_output=True, text=True, timeout=300, env=env, **kwargs)  # type: ignore[call-overload]
     assert done.returncode == 0, f"{argv}:\n{done.stdout}\n{done.stderr}"
     return done
 
