@@ -141,8 +141,7 @@ def cocoeval(
     check_seed("seed", seed)
     if bootstrap_unit not in BOOTSTRAP_UNITS:
         raise ValueError(f"bootstrap unit must be one of {BOOTSTRAP_UNITS}, got {bootstrap_unit!r}")
-    judge_limit = judge_max_tokens or (judge_token_limit(f"openai:{judge.split('/', 1)[1]}")
-                                       if judge and judge.startswith("openai/") else JUDGE_MAX_NEW_TOKENS)
+    judge_limit = judge_max_tokens or (judge_token_limit(judge) if judge else JUDGE_MAX_NEW_TOKENS)
     behaviours = load_taxonomy(taxonomy)
     rows = _rows(config, split, dataset, sources)
     copied = COPIED_TURNS if repetition_countermeasure else 0

@@ -49,6 +49,8 @@ from ..benchmark import Executed, Option, declare, make_plan, non_negative, posi
 from ..counts import MAX_NEW_TOKENS, MAX_REPAIRS, MAX_RESAMPLES, check_count, check_seed
 from ..errors import ConvbenchError
 from ..runner.backends import Backend, GenerationParams
+from ..runner.backends.reasoning import REASONING_JUDGE_MAX_NEW_TOKENS
+from ..runner.backends.reasoning import judge_token_limit as shared_judge_token_limit
 from ..runner.cache import ResponseCache
 from ..runner.error_rate import DEFAULT_MAX_ERROR_RATE
 from ..runner.run_folder import RunResult
@@ -79,21 +81,12 @@ MIN_NEW_TOKENS = 1024
 BOOTSTRAP_UNITS = ("instance", "source_conversation")
 PAPER_JUDGE = "o4-mini"  # the paper's judge (its section 3.3), which the report checks runs against
 JUDGE_MAX_NEW_TOKENS = 1024
-# a reasoning judge's hidden reasoning counts against its limit; OpenAI advises reserving 25,000 tokens
-# for reasoning and answer with these models (convbench's default for them; the paper gives no limit)
-REASONING_JUDGE_MAX_NEW_TOKENS = 25_000
 
 
 def judge_token_limit(judge: str | Backend) -> int:
-    """The judge's default token limit: 25,000 for a reasoning model (``openai:`` with an o-series name, as
-    the openai backend tells them apart), else 1,024."""
-    from ..runner.backends.openai_compat import reasoning_model
-
-    if isinstance(judge, str):
-        kind, _, name = judge.partition(":")
-    else:
-        kind, name = getattr(judge, "kind", ""), str(getattr(judge, "model", ""))
-    return REASONING_JUDGE_MAX_NEW_TOKENS if kind == "openai" and reasoning_model(name) else JUDGE_MAX_NEW_TOKENS
+    """The judge's default token limit: :data:`REASONING_JUDGE_MAX_NEW_TOKENS` (25,000) for an OpenAI
+    reasoning model (:mod:`convbench_datasets.runner.backends.reasoning`), else 1,024."""
+    return shared_judge_token_limit([judge], JUDGE_MAX_NEW_TOKENS)
 
 
 def simulation_token_limit(turns_per_call: int, copied: int = 0, tokens_per_turn: int = TOKENS_PER_TURN) -> int:

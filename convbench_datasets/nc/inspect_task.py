@@ -33,6 +33,7 @@ from .judge_prompt import TemplateChoice, judge_messages, resolve_template, temp
 from .patterns import pattern_table
 from .released_prompt import ReleasedPrompt
 from .patterns import RULES
+from ..runner.backends.reasoning import judge_token_limit
 from .run import CONFIGS, JUDGE_MAX_NEW_TOKENS, _record, run_parsing
 from .run import read_rows as _rows
 from .ncbench_action import judge_row, parsing_name, score_actions
@@ -71,7 +72,7 @@ def nc(
     parsing: str = "exact",
     fill_request_details: bool = False,
     max_tokens: int = 1024,
-    judge_max_tokens: int = JUDGE_MAX_NEW_TOKENS,
+    judge_max_tokens: int | None = None,
     dataset: str | None = None,
     sources: str | None = None,
 ) -> Task:
@@ -87,7 +88,9 @@ def nc(
             the paper's tables) or ``lenient`` (convbench's; not the paper's numbers).
         fill_request_details: put the row's request details into the released prompt (which leaves them empty).
         max_tokens: the model's token limit (greedy decoding).
-        judge_max_tokens: the judge's token limit.
+        judge_max_tokens: the judge's token limit (default 128, the released pipeline's, or 25,000 when ``judge``
+            names an OpenAI reasoning model such as ``openai/o4-mini``; a grader given only as a model role
+            gets 128 unless this is set).
         dataset: a folder ``convbench build nc`` wrote (default: convbench's cached build).
         sources: the upstream mirror (default ``$CONVBENCH_SOURCES``), for the build and the released prompt.
     """
@@ -101,6 +104,7 @@ def nc(
     if fill_request_details and not isinstance(wording, ReleasedPrompt):
         raise ValueError("fill_request_details applies to the released judge prompt only "
                          "(convbench's wording always names the request details)")
+    judge_max_tokens = judge_max_tokens or judge_token_limit([judge] if judge else [], JUDGE_MAX_NEW_TOKENS)
     settings = {
         "config": config, "judge_template": template_name(wording), "judge_template_sha256": wording.sha256,
         "first_line_only": True, "fill_request_details": fill_request_details, "rules": rules,

@@ -42,6 +42,7 @@ from ..counts import MAX_NEW_TOKENS, check_count
 from ..errors import ConvbenchError
 from ..runner import ahead
 from ..runner.backends import Backend, Generation, GenerationParams
+from ..runner.backends.reasoning import REASONING_JUDGE_MAX_NEW_TOKENS, judge_token_limit
 from ..runner.cache import ResponseCache
 from ..runner.error_rate import DEFAULT_MAX_ERROR_RATE
 from ..runner.run_folder import RunResult
@@ -57,7 +58,7 @@ CONFIGS = ("basic", "rag", "complex_request", "all")
 # and Table 3, or the released aggregator's list), and --parsing, how the judge's text is read (the released
 # aggregator's exact reading, which made the paper's tables, or convbench's lenient one). The defaults are
 # the paper's setup (nc/paper_results.yaml, tests/nc/test_paper_defaults.py).
-JUDGE_MAX_NEW_TOKENS = 128  # the released pipeline's judge limit: labels are short
+JUDGE_MAX_NEW_TOKENS = 128  # the released pipeline's judge limit: labels are short (a reasoning judge gets more)
 
 
 NCRun = RunResult  # the NC-Bench run result (kept as a name for readers of older notebooks)
@@ -71,7 +72,7 @@ def run_nc(
     config: str = "all",
     limit: int | None = None,
     max_new_tokens: int = 1024,
-    judge_max_new_tokens: int = JUDGE_MAX_NEW_TOKENS,
+    judge_max_new_tokens: int | None = None,
     first_line_only: bool = True,
     template: TemplateChoice = "released",
     fill_request_details: bool = False,
@@ -100,6 +101,9 @@ def run_nc(
         config: ``basic``, ``rag``, ``complex_request`` or ``all``.
         limit: score only the first N rows of the config (for smoke tests).
         max_new_tokens: the generator's limit (the paper used greedy decoding, 1024 tokens).
+        judge_max_new_tokens: the judges' limit; default 128, the released pipeline's, or 25,000 when a judge
+            is one of OpenAI's reasoning models (``openai:o4-mini``, ``gpt-5*``: their hidden reasoning counts
+            against the limit; :mod:`convbench_datasets.runner.backends.reasoning`). The signature records it.
         first_line_only: judge only the first line of each response (the released pipeline's choice;
             the released template requires it).
         template: ``released`` (default: the released pipeline's judge prompt, read from the pinned
@@ -161,7 +165,7 @@ class NCPlan:
 
     config: str = "all"
     max_new_tokens: int = 1024
-    judge_max_new_tokens: int = JUDGE_MAX_NEW_TOKENS
+    judge_max_new_tokens: int | None = None  # None: judge_params' default for the run's judges
     first_line_only: bool = True
     template: Any = "released"
     fill_request_details: bool = False
@@ -177,8 +181,9 @@ class NCPlan:
         if self.rules not in RULES:
             raise ConvbenchError(f"rules must be 'paper' or 'released_script', got {self.rules!r}")
         self.parsing = _parsing(self.parsing)
-        for name, value in (("max_new_tokens", self.max_new_tokens), ("judge_max_new_tokens", self.judge_max_new_tokens)):
-            check_count(name, value, least=1, most=MAX_NEW_TOKENS)
+        check_count("max_new_tokens", self.max_new_tokens, least=1, most=MAX_NEW_TOKENS)
+        if self.judge_max_new_tokens is not None:
+            check_count("judge_max_new_tokens", self.judge_max_new_tokens, least=1, most=MAX_NEW_TOKENS)
         self.template = resolve_template(self.template, sources=self.sources)
         if isinstance(self.template, ReleasedPrompt) and not self.first_line_only:
             raise ConvbenchError("the released judge prompt judges the first line only; "
@@ -187,7 +192,12 @@ class NCPlan:
             raise ConvbenchError("--fill-request-details applies to the released judge prompt only "
                                  "(convbench's wording always names the request details)")
         self.gen_params = GenerationParams(max_new_tokens=self.max_new_tokens)
-        self.judge_params = GenerationParams(max_new_tokens=self.judge_max_new_tokens)
+
+    def judge_params(self, session: Session) -> GenerationParams:
+        """The judges' decoding: greedy, ``judge_max_new_tokens``, else 128 (the released pipeline's) or, when a
+        judge is an OpenAI reasoning model, :data:`~convbench_datasets.runner.backends.reasoning.REASONING_JUDGE_MAX_NEW_TOKENS`."""
+        limit = self.judge_max_new_tokens or judge_token_limit(session.judge_specs, JUDGE_MAX_NEW_TOKENS)
+        return GenerationParams(max_new_tokens=limit)
 
     def rows(self) -> list[dict[str, Any]]:
         return read_rows(self.config, self.dataset, self.sources)
@@ -204,7 +214,7 @@ class NCPlan:
         # --batch-order file) restart at each set
         with ahead.later(_import_scoring):
             generated, stages = session.generate_then_judge([r["messages"] for r in rows], self.gen_params,
-                                                            judge_prompt, self.judge_params, pipelined=self.pipelined,
+                                                            judge_prompt, self.judge_params(session), pipelined=self.pipelined,
                                                             groups=[r["set"] for r in rows])
         specs = [session.judge(k).spec for k in range(len(stages))]
         judged, extra = stages[0], list(zip(specs[1:], stages[1:]))
@@ -228,7 +238,7 @@ class NCPlan:
         return {
             "config": self.config,
             "generation": self.gen_params.to_dict(),
-            "judge_generation": self.judge_params.to_dict(),
+            "judge_generation": self.judge_params(session).to_dict(),
             "judge_template_sha256": self.template.sha256,
             "judge_template": template_name(self.template),
             "fill_request_details": self.fill_request_details,
@@ -470,7 +480,9 @@ class NCBenchmark:
         run_nc,
         Option("--config", "config", "nc: basic, rag, complex_request or all (default {default})"),
         Option("--max-new-tokens", "max_new_tokens", "nc: generator token limit (default {default})", type=positive),
-        Option("--judge-max-new-tokens", "judge_max_new_tokens", "nc: judge token limit (default {default})", type=positive),
+        Option("--judge-max-new-tokens", "judge_max_new_tokens",
+               f"nc: judge token limit (default {JUDGE_MAX_NEW_TOKENS}, the released pipeline's; "
+               f"{REASONING_JUDGE_MAX_NEW_TOKENS:,} for a reasoning judge such as openai:o4-mini)", type=positive),
         Option("--judge-template", "template",
                "nc: the judge prompt: the released pipeline's, read from the pinned upstream file (default, comparable "
                "with the paper), convbench's own wording, or your YAML file (system, user, labels)",

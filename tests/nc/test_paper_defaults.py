@@ -16,12 +16,14 @@ from __future__ import annotations
 import inspect
 import json
 from pathlib import Path
+from types import SimpleNamespace
 
 import pytest
 
 from convbench_datasets.nc.paper_results import paper_results
 from convbench_datasets.nc.patterns import pattern_table
 from convbench_datasets.nc.run import BENCHMARK, JUDGE_MAX_NEW_TOKENS, NCPlan, run_nc
+from convbench_datasets.runner.backends import GenerationParams
 from convbench_datasets.scoring.ncbench_action import score_actions
 from tests.scoring.test_ncbench_action import _released_acceptable
 from tests.scoring.test_released_rule import oracle
@@ -47,11 +49,14 @@ def test_run_nc_defaults_are_the_papers_setup() -> None:
     assert defaults["template"] == SETUP["judge_template"] and defaults["max_new_tokens"] == SETUP["max_new_tokens"]
     # the released judge scripts (judge_hf.py, judge_gpt4o.py) give the judge 128 new tokens and judge the
     # response's first line (utils.generate_judge_prompts); the paper states neither, so the released pipeline's
-    assert defaults["judge_max_new_tokens"] == JUDGE_MAX_NEW_TOKENS == 128 and defaults["first_line_only"] is True
+    # (None: 128, or 25,000 for an OpenAI reasoning judge, whose hidden reasoning counts against the limit)
+    assert defaults["judge_max_new_tokens"] is None and defaults["first_line_only"] is True
+    assert JUDGE_MAX_NEW_TOKENS == 128
     assert defaults["fill_request_details"] is False  # the released pipeline leaves <request_details> empty
     # greedy: run_nc has no temperature to choose; the plan's generation parameters are greedy
     plan = NCPlan(template="convbench")
-    assert plan.gen_params.temperature == 0.0 and plan.judge_params.temperature == 0.0
+    judge = SimpleNamespace(judge_specs=["openai:Mistral-Large-Instruct-2411"])  # a Session's judges, as the plan reads them
+    assert plan.gen_params.temperature == 0.0 and plan.judge_params(judge) == GenerationParams(128, temperature=0.0)
 
 
 def test_every_way_in_has_the_same_defaults() -> None:

@@ -62,9 +62,26 @@ def test_params_go_on_top_and_count_in_the_identity() -> None:
 @pytest.mark.parametrize("model", ["claude-overloaded", "claude-429"])
 def test_overloaded_and_rate_limited_are_retried(model: str) -> None:
     with anthropic_server() as (url, state):
-        out, backend = _answers(model, url)
+        backend = backend_from_spec(f"anthropic:{model}", base_url=url, retry=FAST)
+        waits: list[float] = []
+        backend._sleep = waits.append  # record the waits instead of sleeping
+        out = dict(backend.generate(PROMPTS, GenerationParams(32)))
     assert [out[i].text for i in range(3)] == ["hello", "please refuse this", "c"]
     assert len(state.bodies) == 6 and backend.retries == 3  # each prompt: the 529/429, then the answer
+    if model == "claude-429":  # the server's Retry-After (3 s), not the policy's backoff
+        assert waits == [3.0] * 3
+    else:  # 529 says nothing: the policy's first backoff, base_delay / 2 to base_delay (FAST: 0.01)
+        assert len(waits) == 3 and all(0.005 <= w <= 0.01 for w in waits)
+
+
+@pytest.mark.parametrize(("params", "says"), [
+    ({"max_tokens": None}, "Anthropic's Messages API requires max_tokens, so max_tokens=null cannot leave it out"),
+    ({"max_completion_tokens": 64}, "max_completion_tokens is OpenAI's name; Anthropic's Messages API takes max_tokens"),
+    ({"stop": ["\n"]}, "stop is OpenAI's name; Anthropic's Messages API takes stop_sequences"),
+])
+def test_fields_anthropic_cannot_take_are_refused_before_any_request(params: dict, says: str) -> None:
+    with pytest.raises(ConvbenchError, match=f"^anthropic:claude-echo: {says}"):
+        backend_from_spec("anthropic:claude-echo", base_url="http://127.0.0.1:9", params=params)
 
 
 def test_a_refusal_is_the_rows_error_and_stored(tmp_path: Path) -> None:

@@ -170,3 +170,21 @@ def test_a_run_over_replicas_with_a_broken_one_gives_the_one_server_numbers(nc_b
     assert replicas["stats"]["model_calls"] == 24 and 1 <= bad.count() <= 4  # at most the first 4 in flight
     with ResponseCache(tmp_path / "replicas.sqlite") as cache:
         assert cache.stats()["errors"] == 0
+
+
+def test_a_failed_name_lookup_is_unreachable_whatever_the_resolver() -> None:
+    # aiohttp's threaded resolver keeps a socket.gaierror; its aiodns resolver (aiohttp[speedups]) raises
+    # OSError(None, message), with no errno: both are an unknown host, out of the rotation at once
+    import socket
+    from types import SimpleNamespace
+
+    import aiohttp
+
+    from convbench_datasets.runner.backends.openai_compat import _unreachable
+
+    key = SimpleNamespace(host="no-such-host.invalid", port=443, ssl=True)
+    threaded = aiohttp.ClientConnectorDNSError(key, socket.gaierror(socket.EAI_NONAME, "Name or service not known"))
+    aiodns = aiohttp.ClientConnectorDNSError(key, OSError(None, "Domain name not found"))
+    refused = aiohttp.ClientConnectorError(key, ConnectionRefusedError(111, "Connection refused"))
+    reset = aiohttp.ClientOSError(104, "Connection reset by peer")  # a connection was made: not unreachable
+    assert [_unreachable(e) for e in (threaded, aiodns, refused, reset)] == [True, True, True, False]

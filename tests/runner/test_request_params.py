@@ -111,6 +111,30 @@ def test_baselines_and_hf_refuse_params_they_cannot_send() -> None:
     backend_from_spec("baseline:repeat", params=None)
 
 
+@pytest.mark.parametrize("judge", ["o4-mini", "gpt-5-mini"])
+def test_an_nc_reasoning_judge_works_as_typed(tmp_path: Path, nc_built: Path, judge: str) -> None:
+    # NC-Bench's judge limit is 128 tokens (the released pipeline's); the test server's reasoning model spends
+    # 2,000 of max_completion_tokens on hidden reasoning first, so a reasoning judge gets 25,000 by default
+    with openai_server() as (url, state):
+        assert main(["run", "nc", "--model", "openai:label", "--judge", f"openai:{judge}", "--base-url", url,
+                     "--out", str(tmp_path / "r"), "--dataset", str(nc_built), "--limit", "3", "--no-progress",
+                     "--cache", str(tmp_path / "c.sqlite")]) == 0
+    judged = [b for b in state.bodies if b["model"] == judge]
+    assert len(judged) == 3 and {b["max_completion_tokens"] for b in judged} == {25_000}
+    assert not any("max_tokens" in b or "temperature" in b for b in judged)
+    results = json.loads((tmp_path / "r" / "results.json").read_text())
+    assert results["errors"] == 0 and results["signature"]["judge_generation"]["max_new_tokens"] == 25_000
+    # a judge that is no reasoning model keeps the released pipeline's 128; --judge-max-new-tokens sets it for any
+    with openai_server() as (url, state):
+        assert main(["run", "nc", "--model", "openai:label", "--judge", "openai:label", "--judge-base-url", url,
+                     "--base-url", url, "--out", str(tmp_path / "r2"), "--dataset", str(nc_built), "--limit", "1",
+                     "--no-progress", "--cache", str(tmp_path / "c2.sqlite")]) == 0
+        assert main(["run", "nc", "--model", "openai:label", "--judge", f"openai:{judge}", "--base-url", url,
+                     "--out", str(tmp_path / "r3"), "--dataset", str(nc_built), "--limit", "1", "--no-progress",
+                     "--cache", str(tmp_path / "c3.sqlite"), "--judge-max-new-tokens", "3000"]) == 0
+    assert sorted(b.get("max_tokens", b.get("max_completion_tokens")) for b in state.bodies) == [128, 1024, 1024, 3000]
+
+
 def test_cli_param_reaches_the_request_and_the_signature(tmp_path: Path, nc_built: Path) -> None:
     with openai_server() as (url, state):
         assert main(["run", "nc", "--model", "openai:label", "--judge", "openai:o4-mini", "--base-url", url,

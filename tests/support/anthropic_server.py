@@ -7,7 +7,7 @@ the API does not have (``presence_penalty``, ``max_completion_tokens``); a key o
 (``x-api-key``, or ``Authorization: Bearer``, which newer clients send) gets 401. The model name picks the behaviour:
 - ``claude-echo``: the last user message, ``stop_reason: "end_turn"``; ``claude-system``: the system prompt;
 - ``claude-overloaded``: the first request per body gets 529 ``overloaded_error``, later ones echo;
-- ``claude-429``: the first request per body gets 429 with ``Retry-After: 0``, later ones echo;
+- ``claude-429``: the first request per body gets 429 with ``Retry-After: 3``, later ones echo;
 - ``claude-refuse``: 400 for the rows whose last message holds ``refuse``, else echo;
 - ``claude-refusal``: ``stop_reason: "refusal"`` with no text for those rows;
 - ``claude-empty-cut``: no text, ``stop_reason: "max_tokens"``, for those rows;
@@ -92,7 +92,7 @@ def _handler(state: AnthropicState) -> type[http.server.BaseHTTPRequestHandler]:
             if model == "claude-overloaded" and first:
                 return self._error(529, "overloaded_error", "Overloaded")
             if model == "claude-429" and first:
-                return self._error(429, "rate_limit_error", "slow down", {"Retry-After": "0"})
+                return self._error(429, "rate_limit_error", "slow down", {"Retry-After": "3"})
             if model == "claude-refuse" and hit:
                 return self._error(400, "invalid_request_error", "prompt is too long: 300000 tokens > 200000 maximum")
             text, stop = (request.get("system", "") if model == "claude-system" else last), "end_turn"

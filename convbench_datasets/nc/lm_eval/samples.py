@@ -33,7 +33,7 @@ from ...errors import ConvbenchError, DataFormatError
 from ...jsonfiles import read_json, read_jsonl
 from ...runner.backends import Backend, Generation, GenerationParams, Messages
 from ...runner.error_rate import DEFAULT_MAX_ERROR_RATE, TooManyErrors
-from ..run import CONFIGS, JUDGE_MAX_NEW_TOKENS, run_nc
+from ..run import CONFIGS, run_nc
 from ..run import read_rows as _rows
 from ...runner.run_folder import RunResult, check_run_out, write_atomic
 from .dataset import CONFIG_FIELD, dataset_row
@@ -82,7 +82,7 @@ def score_lm_eval_samples(
     rules: str = "paper",
     parsing: str = "exact",
     fill_request_details: bool = False,
-    judge_max_new_tokens: int = JUDGE_MAX_NEW_TOKENS,
+    judge_max_new_tokens: int | None = None,
     dataset: str | os.PathLike[str] | None = None,
     sources: str | os.PathLike[str] | None = None,
     cache: Any = None,

@@ -8,7 +8,8 @@ the preflight. The client is built with ``max_retries=0``: convbench's own polic
 The request: system messages go to the top-level ``system`` field (joined by blank lines), the others stay
 ``messages``; ``max_tokens`` (which the API requires) is the stage's token limit, ``temperature`` its
 temperature; ``params`` (``--param``) on top, as for openai (``top_p``, ``top_k``, ``stop_sequences``,
-``thinking``, ``metadata``...; None leaves a field out). ``presence_penalty`` (a benchmark's repetition
+``thinking``, ``metadata``...; None leaves a field out, but never ``max_tokens``). OpenAI's names for
+Anthropic's fields (``max_completion_tokens``, ``stop``) are refused, naming the field to use. ``presence_penalty`` (a benchmark's repetition
 countermeasure) is not in Anthropic's API: a request that would carry it is an error that says so.
 
 Errors, as the openai backend classifies them: 429 (its ``Retry-After`` honoured), 408, 409, 5xx and 529
@@ -61,6 +62,23 @@ _FINISH = {"max_tokens": "length", "end_turn": "stop", "stop_sequence": "stop", 
            "pause_turn": "stop", "refusal": "content_filter"}
 
 
+# OpenAI's names for fields Anthropic's Messages API names otherwise: refused before any request (each row
+# would be refused with HTTP 400), naming the field to use
+_OPENAI_NAMES = {"max_completion_tokens": "max_tokens", "stop": "stop_sequences (a list of strings)"}
+
+
+def _check_fields(spec: str, params: dict[str, Any]) -> None:
+    """Refuse request parameters Anthropic's API cannot take as given: OpenAI's names for its fields, and
+    ``max_tokens`` left out (the API requires it)."""
+    for name, theirs in _OPENAI_NAMES.items():
+        if name in params:
+            raise ConvbenchError(f"{spec}: {name} is OpenAI's name; Anthropic's Messages API takes {theirs}: "
+                                 f"--param {theirs.split()[0]}=...")
+    if "max_tokens" in params and params["max_tokens"] is None:
+        raise ConvbenchError(f"{spec}: Anthropic's Messages API requires max_tokens, so max_tokens=null cannot leave "
+                             "it out; give a number (--param max_tokens=N) or leave it to the benchmark")
+
+
 class AnthropicBackend(OpenAICompatBackend):
     """``anthropic:<model>`` (see the module docstring); options as :class:`OpenAICompatBackend`'s."""
 
@@ -76,6 +94,7 @@ class AnthropicBackend(OpenAICompatBackend):
             raise ConvbenchError("anthropic backend needs a model name: anthropic:<model>")
         base_url = base_url or os.environ.get("ANTHROPIC_BASE_URL") or DEFAULT_URL
         super().__init__(model, base_url=base_url, api_key_env=api_key_env, **options)
+        _check_fields(self.spec, self.params or {})
         self._anthropic = anthropic
         self._clients: dict[int, tuple[asyncio.AbstractEventLoop, Any]] = {}  # by endpoint: (its loop, client)
 

@@ -55,7 +55,7 @@ _UNREACHABLE_ERRNOS = {errno.ECONNREFUSED, errno.EHOSTUNREACH, errno.ENETUNREACH
 @functools.lru_cache(maxsize=1024)  # called for every request: a pool's few URLs, parsed once
 def public_url(url: str) -> str:
     """``url`` without user-info or query string, for records and messages (a port that is no number is
-    left out: urllib's error would quote it, and it may be a key typed in the wrong place).
+    left out: a client's error would quote it, and it may be a key typed in the wrong place).
 
     Example:
         >>> public_url("http://user:sk-1234@host:8000/v1?key=x"), public_url("http://[::1]:8000/v1")
@@ -76,8 +76,8 @@ def public_url(url: str) -> str:
 
 def url_problem(url: str) -> str | None:
     """Why ``url`` cannot be a base URL, or None. Credentials in it (``http://user:KEY@host``) are refused:
-    urllib would take them for part of the host name, look that name up (sending the key to the DNS
-    resolver) and quote it in its errors; the key belongs in an environment variable (``--api-key-env``).
+    the HTTP client would send them (as Basic auth, to whatever host the URL names) and quote them in its
+    errors; the key belongs in an environment variable (``--api-key-env``).
     A message never shows more of the URL than :func:`public_url`.
 
     Example:
@@ -136,7 +136,7 @@ def endpoint_urls(base_url: str | Sequence[str] | None) -> list[str]:
 
 
 def unreachable(error: BaseException) -> bool:
-    """Whether ``error`` (a connection error, or urllib's wrapper of one) means no connection could be
+    """Whether ``error`` (a connection error, or a wrapper keeping one in ``reason``) means no connection could be
     made at all: refused, an unknown host, no route. Such an endpoint leaves the rotation at once."""
     reason = getattr(error, "reason", error)
     if isinstance(reason, socket.gaierror):

@@ -34,7 +34,7 @@ with a warning while another works. The cache identity is ``model_id`` when give
 ``model_id``, no URL), else kind, model and the URL for one endpoint (as before pools existed), else
 kind and model alone: the user vouches that the replicas serve the same weights.
 
-OpenAI's reasoning models (o-series names: ``o1``, ``o3``, ``o4-mini``..., and ``gpt-5*``: :func:`reasoning_model`)
+OpenAI's reasoning models (o-series names: ``o1``, ``o3``, ``o4-mini``..., and ``gpt-5*``: :func:`.reasoning.reasoning_model`)
 refuse ``max_tokens`` and any temperature but their own: they are sent ``max_completion_tokens`` (their hidden
 reasoning counts against it) and no temperature, so they sample at their default whatever
 ``GenerationParams.temperature`` says.
@@ -80,6 +80,7 @@ from ..redact import redact
 from .. import ahead
 from .base import Backend, Generation, GenerationParams, Messages, check_params
 from . import transport
+from .reasoning import reasoning_model
 from .endpoints import (
     DEFAULT_COOLDOWN,
     DEFAULT_MAX_FAILURES,
@@ -99,20 +100,7 @@ ROW_REFUSED_STATUS = {400, 413, 422}
 # unknown path. That is the endpoint's fault, never the row's: not stored, never a per-row error
 MISSING_STATUS = 404
 KEY_REFUSED_STATUS = {401, 403}
-# o1, o3-mini, o4-mini-2025-04-16, azure/o4-mini..., gpt-5, gpt-5-mini, gpt-5.1...
-_REASONING_MODEL = re.compile(r"(?:^|/)(?:o\d|gpt-5)")
 TOKEN_FIELDS = ("max_tokens", "max_completion_tokens")  # a token limit in --param replaces convbench's
-
-
-def reasoning_model(model: str) -> bool:
-    """Whether ``model`` names one of OpenAI's reasoning models (o-series, gpt-5*), which take
-    ``max_completion_tokens`` and no temperature.
-
-    >>> [reasoning_model(m) for m in ("o4-mini", "o3", "openai/o1-preview", "gpt-5", "gpt-5-mini", "gpt-4.1",
-    ...                               "qwen3-8b", "llama-o1", "my-gpt-5")]
-    [True, True, True, True, True, False, False, False, False]
-    """
-    return bool(_REASONING_MODEL.search(model))
 
 
 def decoding_fields(model: str, params: GenerationParams) -> dict[str, Any]:
@@ -642,7 +630,13 @@ class OpenAICompatBackend(Backend):
 
 def _unreachable(error: BaseException) -> bool:
     """Whether a client error means no connection could be made at all (refused, unknown host, no route:
-    :func:`.endpoints.unreachable` of the operating system's error aiohttp keeps)."""
+    :func:`.endpoints.unreachable` of the operating system's error aiohttp keeps). A failed name lookup is
+    one whatever the resolver: aiohttp's threaded one keeps a ``socket.gaierror``, its aiodns one (the
+    ``aiohttp[speedups]`` install) an ``OSError`` with no errno."""
+    import aiohttp
+
+    if isinstance(error, aiohttp.ClientConnectorDNSError):
+        return True
     return unreachable(getattr(error, "os_error", error))
 
 
