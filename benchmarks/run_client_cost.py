@@ -100,6 +100,20 @@ row shapes (slower than the current walk). Left, each ~10-25 ms: keying and clai
 ``concurrency`` prompts before the first requests (the rest while they wait: needs a backend that takes
 prompts while it runs), numpy's import (the scoring's tables), reading and checking the rows.
 
+A fifth session, on a faster machine of the same kind (the bare client's CPU 0.6 s; single rounds
+0.91-1.02): the session's start code gave 0.958, 0.965 and 0.946 (8 rounds each); after its changes
+(a streamed stage claims a batch of prompts in one SQLite statement that also tells answered keys apart,
+so it looks up only the keys it did not take: 720 keys in 45 batches 7.9 -> 6.7 ms), 0.965, 0.954, 0.959,
+0.953 (12 rounds), 0.953 and 0.955: target met, by a thin margin (on the slower CPU above it was
+missed). A per-phase timeline against the bare client (the same aiohttp imported first on both sides),
+medians of 8 rounds: start (aiohttp imported to first request) 65-74 ms against 20-22 ms; span (first
+request to last answer) 2.48-2.52 s against 2.46 s; end (last answer to exit) 37-46 ms against 6-7 ms.
+The work done ahead (runner/ahead.py) saves ~60 ms at the end; begun 0.04 s after the submission instead
+of 0.15 s it saved ~16 ms more here (the numpy import then ends before the first answers arrive, rather
+than holding the loop back as they do), but 0.05 s was measured slower on the slower machine, so it stays.
+Left: reading and checking the rows (~17 ms warm, ~10 of it the checks), records from the judge answers
+(~8 ms), writing the run folder (~8 ms), closing the cache (a WAL checkpoint, ~5 ms).
+
 Usage: CONVBENCH_SOURCES=../shared/upstream python benchmarks/run_client_cost.py [--rounds 5]
 """
 
