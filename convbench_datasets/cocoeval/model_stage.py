@@ -83,7 +83,7 @@ def run_stage(stage: str, model: str | Backend, options: Mapping[str, Any], fiel
     params = GenerationParams(max_new_tokens=max_new_tokens)
     name = stage.replace("_", " ")
     errors: dict[int, str] = {}  # item -> its model error (the rule-made value is kept)
-    with ResponseCache(cache) as store, _closing(backend):
+    with ResponseCache(cache) as store, _closing(backend, owned=backend is not model):
         first = complete(backend, prompts, params, store, desc=name, progress=progress, retry_errors=retry_errors)
         errors.update(_errors(first.generations, range(len(prompts))))
         values, problems = _parse_all(first.generations, range(len(prompts)), parse, max_new_tokens)
@@ -130,11 +130,14 @@ def _account_errors(record: StageRecord, name: str, what: str, max_error_rate: f
 
 
 @contextmanager
-def _closing(backend: Any) -> Iterator[None]:
+def _closing(backend: Any, *, owned: bool) -> Iterator[None]:
+    """Close ``backend`` after the stage when this module built it from a spec; a Backend object passed in
+    is the caller's (as in a run's session): left open."""
     try:
         yield
     finally:
-        backend.close()
+        if owned:
+            backend.close()
 
 
 def _parse_all(generations: Sequence[Any], items: Sequence[int], parse: Parse,

@@ -49,8 +49,7 @@ from ..benchmark import Executed, Option, declare, make_plan, non_negative, posi
 from ..counts import MAX_NEW_TOKENS, MAX_REPAIRS, MAX_RESAMPLES, check_count, check_seed
 from ..errors import ConvbenchError
 from ..runner.backends import Backend, GenerationParams
-from ..runner.backends.reasoning import REASONING_JUDGE_MAX_NEW_TOKENS
-from ..runner.backends.reasoning import judge_token_limit as shared_judge_token_limit
+from ..runner.backends.reasoning import REASONING_JUDGE_MAX_NEW_TOKENS, judge_token_limit as shared_judge_token_limit
 from ..runner.cache import ResponseCache
 from ..runner.error_rate import DEFAULT_MAX_ERROR_RATE
 from ..runner.run_folder import RunResult

@@ -104,7 +104,8 @@ def nc(
     if fill_request_details and not isinstance(wording, ReleasedPrompt):
         raise ValueError("fill_request_details applies to the released judge prompt only "
                          "(convbench's wording always names the request details)")
-    judge_max_tokens = judge_max_tokens or judge_token_limit([judge] if judge else [], JUDGE_MAX_NEW_TOKENS)
+    if judge_max_tokens is None:
+        judge_max_tokens = judge_token_limit([judge] if judge else [], JUDGE_MAX_NEW_TOKENS)
     settings = {
         "config": config, "judge_template": template_name(wording), "judge_template_sha256": wording.sha256,
         "first_line_only": True, "fill_request_details": fill_request_details, "rules": rules,

@@ -145,6 +145,17 @@ def run_nc(
                fill_request_details=fill_request_details, rules=rules, parsing=parsing, pipelined=pipelined)
 
 
+def _judge_generation(params: list[GenerationParams]) -> dict[str, Any]:
+    """The signature's judge decoding: ``judge_generation``, the primary judge's (as with one judge), and
+    ``judge_generation_per_judge`` only when the judges' differ (so other signatures stay as they were)."""
+    if not params:
+        return {}
+    fields: dict[str, Any] = {"judge_generation": params[0].to_dict()}
+    if any(p != params[0] for p in params):
+        fields["judge_generation_per_judge"] = [p.to_dict() for p in params]
+    return fields
+
+
 def read_rows(config: str, dataset: str | os.PathLike[str] | None = None,
               sources: str | os.PathLike[str] | None = None) -> list[dict[str, Any]]:
     """The rows of an NC-Bench config: from the build folder ``dataset``, else the cached build (built if missing),
@@ -193,11 +204,12 @@ class NCPlan:
                                  "(convbench's wording always names the request details)")
         self.gen_params = GenerationParams(max_new_tokens=self.max_new_tokens)
 
-    def judge_params(self, session: Session) -> GenerationParams:
-        """The judges' decoding: greedy, ``judge_max_new_tokens``, else 128 (the released pipeline's) or, when a
-        judge is an OpenAI reasoning model, :data:`~convbench_datasets.runner.backends.reasoning.REASONING_JUDGE_MAX_NEW_TOKENS`."""
-        limit = self.judge_max_new_tokens or judge_token_limit(session.judge_specs, JUDGE_MAX_NEW_TOKENS)
-        return GenerationParams(max_new_tokens=limit)
+    def judge_params(self, session: Session) -> list[GenerationParams]:
+        """Each judge's decoding: greedy, ``judge_max_new_tokens``, else 128 (the released pipeline's) or, for
+        an OpenAI reasoning model, :data:`~convbench_datasets.runner.backends.reasoning.REASONING_JUDGE_MAX_NEW_TOKENS`
+        (each judge its own: another judge of the run keeps 128, its cache keys and its server's limits)."""
+        return [GenerationParams(max_new_tokens=self.judge_max_new_tokens or judge_token_limit([spec], JUDGE_MAX_NEW_TOKENS))
+                for spec in session.judge_specs]
 
     def rows(self) -> list[dict[str, Any]]:
         return read_rows(self.config, self.dataset, self.sources)
@@ -238,7 +250,7 @@ class NCPlan:
         return {
             "config": self.config,
             "generation": self.gen_params.to_dict(),
-            "judge_generation": self.judge_params(session).to_dict(),
+            **_judge_generation(self.judge_params(session)),
             "judge_template_sha256": self.template.sha256,
             "judge_template": template_name(self.template),
             "fill_request_details": self.fill_request_details,

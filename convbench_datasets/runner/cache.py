@@ -388,31 +388,39 @@ class ResponseCache:
         """
         unique = list(dict.fromkeys(keys))
         now = time.time()
-        mine: list[str] = []
+        # a read first, outside any transaction: a batch with nothing to claim (a cached rerun, keys another
+        # process holds) takes no write lock, so it never queues behind the writers of a shared cache
+        if not self._claimable(unique, owner, errors_since, now):
+            return []
         with self._transaction():
-            for chunk in _chunks(unique):
-                # per key, in one statement (each SQLite call lets the interpreter lock go and waits to get it
-                # back: three of them per claim cost a busy run's stage more than the work, #20): whether it
-                # is answered (or has a per-row error since errors_since), and its claim if any
-                rows = self._db.execute(
-                    "WITH wanted(key) AS (VALUES " + ",".join(["(?)"] * len(chunk)) + ") "
-                    "SELECT wanted.key, EXISTS (SELECT 1 FROM responses WHERE responses.key = wanted.key) "
-                    "OR EXISTS (SELECT 1 FROM errors WHERE errors.key = wanted.key AND errors.created >= ?), "
-                    "claims.owner, claims.host, claims.pid, claims.expires "
-                    "FROM wanted LEFT JOIN claims ON claims.key = wanted.key",
-                    [*chunk, math.inf if errors_since is None else errors_since])
-                state = {key: (done, other) for key, done, *other in rows}
-                for key in chunk:
-                    done, (other_owner, host, pid, expires) = state[key]
-                    if done:
-                        continue
-                    if other_owner is None or other_owner == owner.name or expires <= now or not _alive(host, pid):
-                        mine.append(key)
+            mine = self._claimable(unique, owner, errors_since, now)  # again, under the lock: what counts
             for start in range(0, len(mine), _ROWS_PER_INSERT):  # many rows a statement: one SQLite call each
                 rows = [(key, owner.name, owner.host, owner.pid, now + seconds, now)
                         for key in mine[start : start + _ROWS_PER_INSERT]]
                 self._db.execute("INSERT OR REPLACE INTO claims (key, owner, host, pid, expires, created) VALUES "
                                  + ",".join(["(?, ?, ?, ?, ?, ?)"] * len(rows)), [v for row in rows for v in row])
+        return mine
+
+    def _claimable(self, keys: Sequence[str], owner: ClaimOwner, errors_since: float | None, now: float) -> list[str]:
+        """Those of ``keys`` (unique) that :meth:`claim` may take now, in order."""
+        mine: list[str] = []
+        for chunk in _chunks(keys):
+            # per key, in one statement (each SQLite call lets the interpreter lock go and waits to get it
+            # back: three of them per claim cost a busy run's stage more than the work, #20): whether it
+            # is answered (or has a per-row error since errors_since), and its claim if any
+            rows = self._db.execute(
+                "WITH wanted(key) AS (VALUES " + ",".join(["(?)"] * len(chunk)) + ") "
+                "SELECT wanted.key, EXISTS (SELECT 1 FROM responses WHERE responses.key = wanted.key) "
+                "OR EXISTS (SELECT 1 FROM errors WHERE errors.key = wanted.key AND errors.created >= ?), "
+                "claims.owner, claims.host, claims.pid, claims.expires "
+                "FROM wanted LEFT JOIN claims ON claims.key = wanted.key",
+                [*chunk, math.inf if errors_since is None else errors_since])
+            state = {key: (done, other) for key, done, *other in rows}
+            for key in chunk:
+                done, (other_owner, host, pid, expires) = state[key]
+                if not done and (other_owner is None or other_owner == owner.name or expires <= now
+                                 or not _alive(host, pid)):
+                    mine.append(key)
         return mine
 
     @_names_damage

@@ -1,9 +1,10 @@
 """The backends of one run, by role, and the stages a benchmark asks them through.
 
 A run has a generator (the ``model`` role) and zero or more judges. The session builds each backend
-when it is first needed and frees it as soon as its work is done, so that one local model (``hf:``) is
-in memory at a time (a Backend object passed in instead of a spec is the caller's: used, never closed); it builds the server-backed judges early so that their preflight runs before the
-first stage (an unreachable judge fails in seconds, not after hours of generation). A judge whose spec
+when it is first needed and frees it as soon as its work is done, so that one local model (``hf:``) it
+loaded is in memory at a time (a Backend object passed in instead of a spec is the caller's: used, never
+closed, so a local model passed in stays loaded beside the next); it builds the server-backed judges
+early so that their preflight runs before the first stage (an unreachable judge fails in seconds, not after hours of generation). A judge whose spec
 is the generator's own, with no options of its own (none set, or the generator's), is the generator's
 :meth:`~.backends.Backend.twin` (a server's: same connections and preflight, so the two stages can run
 side by side), or the generator itself where a backend has no twin (a local model: one copy in memory).
@@ -186,11 +187,14 @@ class Session:
 
     def generate_then_judge(self, prompts: Sequence[Messages], params: GenerationParams,
                             judge_prompt: Callable[[int, Generation], Messages | None],
-                            judge_params: GenerationParams, *, pipelined: bool = True, desc: str = "generate",
+                            judge_params: GenerationParams | Sequence[GenerationParams], *, pipelined: bool = True,
+                            desc: str = "generate",
                             groups: Sequence[Any] | None = None) -> tuple[StageResult, list[StageResult]]:
         """Generate an answer to each prompt, then have every judge answer ``judge_prompt(i, answer)``
         (None: row ``i`` is not judged, e.g. its generation failed; it gets an empty answer, no hit flag).
         ``groups`` (one value per prompt, e.g. the row's set) is where a backend's fixed batches restart.
+        ``judge_params``: every judge's decoding, or one per judge (a reasoning model's token limit is not
+        another judge's).
 
         Returns the generation and, per judge, its results placed at their rows. Pipelined when
         ``pipelined`` and every backend may run beside another (:func:`stage.pipelines`: none holds a
@@ -198,6 +202,9 @@ class Session:
         (unless it is the judge), then each judge in turn, each freed before the next loads.
         """
         n_judges = len(self.judge_specs)
+        each = [judge_params] * n_judges if isinstance(judge_params, GenerationParams) else list(judge_params)
+        if len(each) != n_judges:
+            raise ConvbenchError(f"got {len(each)} judge parameters for {n_judges} judges")
         descs = ["judge" if n_judges == 1 else f"judge {k + 1}/{n_judges}" for k in range(n_judges)]
         early = self.early_judges()
         generator = self.generator
@@ -212,7 +219,7 @@ class Session:
             generated, followed = pipeline(
                 generator, prompts, params, self.store, desc=desc, progress=self.progress,
                 retry_errors=self.retry_errors, follow=judge_prompt, groups=groups,
-                then=[Follow(b, judge_params, d) for b, d in zip(judges, descs)])
+                then=[Follow(b, p, d) for b, p, d in zip(judges, each, descs)])
             for backend in [generator, *judges]:
                 self.free(backend)
             return generated, [spread(judged, rows, len(prompts)) for rows, judged in followed]
@@ -224,7 +231,7 @@ class Session:
         stages = []
         for k in range(n_judges):
             judge = self.judge(k)
-            judged = self.ask(judge, [p for _, p in asked], judge_params, descs[k],
+            judged = self.ask(judge, [p for _, p in asked], each[k], descs[k],
                               groups=None if groups is None else [groups[i] for i, _ in asked])
             self.free(judge)
             stages.append(spread(judged, [i for i, _ in asked], len(prompts)))

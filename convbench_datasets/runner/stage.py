@@ -522,7 +522,10 @@ class _Stream:
                 future.add_done_callback(functools.partial(landed, key))
 
         def send(mine: list[str]) -> None:
-            nonlocal in_flight
+            nonlocal in_flight, checked
+            if mine and not checked:  # before the stage's first request, whichever path sends it
+                preflight([backend])  # once per backend: a no-op when checked with the first stage
+                checked = True
             asked.extend(mine)
             in_flight += len(mine)
             if submit is not None:
@@ -600,14 +603,11 @@ class _Stream:
                         for _ in cached:
                             self.slots.release()
                         bar.update(len(cached))
-                        if holder is None:
+                        if holder is None:  # claims off: every key not found is this stage's to ask
                             mine = [k for k in rest if k not in cached]
-                        if mine and not checked:
-                            preflight([backend])  # once per backend: a no-op when checked with the first stage
-                            checked = True
+                            taken = set(mine)
                         if mine:
                             send(mine)
-                        taken = set(mine)
                         waiting += [k for k in rest if k not in cached and k not in taken]
                     if waiting and time.monotonic() >= next_look:
                         mine = holder.take(waiting) if holder is not None else waiting

@@ -248,6 +248,22 @@ def test_a_cut_answer_is_never_kept_and_is_retried_at_twice_the_limit(tmp_path: 
     assert record.failures == [("row b", "the answer was cut at the 600-token limit")]
 
 
+
+def test_a_stage_leaves_a_backend_object_open_and_closes_the_one_it_built(tmp_path: Path,
+                                                                          monkeypatch: pytest.MonkeyPatch) -> None:
+    from convbench_datasets.cocoeval import model_stage
+    from convbench_datasets.runner.backends.baseline import BaselineBackend
+
+    closed: list[str] = []
+    monkeypatch.setattr(Cut, "close", lambda self: closed.append("object"), raising=False)
+    monkeypatch.setattr(BaselineBackend, "close", lambda self: closed.append(self.spec))
+    fields = [{"setting": "a meeting", "history": "Ann: brief"}]
+    for model in (Cut(room=600), "baseline:repeat"):
+        model_stage.run_stage("summarizer", model, {}, fields, ["row a"], lambda i, text: (text, None),
+                              what="summary", max_new_tokens=300, cache=tmp_path / "c.sqlite", progress=False)
+    assert closed == ["baseline:repeat"]  # the object passed in is the caller's, as in a run
+
+
 _TAG = re.compile(r"(\w+) (m\d+) t(\d+)")
 SOURCES = ("qmsum_product", "qmsum_academic", "qmsum_committee", "iq2")
 

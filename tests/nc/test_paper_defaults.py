@@ -56,7 +56,7 @@ def test_run_nc_defaults_are_the_papers_setup() -> None:
     # greedy: run_nc has no temperature to choose; the plan's generation parameters are greedy
     plan = NCPlan(template="convbench")
     judge = SimpleNamespace(judge_specs=["openai:Mistral-Large-Instruct-2411"])  # a Session's judges, as the plan reads them
-    assert plan.gen_params.temperature == 0.0 and plan.judge_params(judge) == GenerationParams(128, temperature=0.0)
+    assert plan.gen_params.temperature == 0.0 and plan.judge_params(judge) == [GenerationParams(128, temperature=0.0)]
 
 
 def test_every_way_in_has_the_same_defaults() -> None:

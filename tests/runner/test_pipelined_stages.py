@@ -226,3 +226,22 @@ def test_a_judge_prompt_repeated_while_the_first_is_in_flight_is_asked_once(tmp_
     assert judge.waited == [True]  # one request, held until all 8 rows had been handed over
     assert judge.calls == 1 and judged.model_calls == 1
     assert sorted(rows) == list(range(8)) and [g.text for g in judged.generations] == ["Repeat"] * 8
+
+
+@pytest.mark.parametrize("claim", [True, False])
+def test_a_pipelined_judge_asks_each_prompt_once_with_claims_on_or_off(tmp_path: Path, claim: bool) -> None:
+    # claims off (one process alone on its cache): every uncached prompt is the stage's to ask, at once; none
+    # may also be left waiting for another process's answer (the stage would never end)
+    from convbench_datasets.runner.stage import Follow, pipeline
+
+    prompts = [[{"role": "user", "content": f"question {i}"}] for i in range(20)]
+    writer, judge = Writer(), Labeller("j", refuse=-1)
+    with ResponseCache(tmp_path / "c.sqlite") as cache:
+        first, [(rows, judged)] = pipeline(writer, prompts, GenerationParams(max_new_tokens=16), cache,
+                                           follow=lambda i, g: None if g.error else [{"role": "user", "content": g.text}],
+                                           then=[Follow(judge, GenerationParams(max_new_tokens=8), "judge")],
+                                           desc="generate", progress=False, claim=claim)
+    answered = [i for i, g in enumerate(first.generations) if g.error is None]
+    distinct = {json.dumps([{"role": "user", "content": first.generations[i].text}]) for i in answered}
+    assert sorted(rows) == answered and judge.calls == judged.model_calls == len(distinct)  # each distinct prompt once
+    assert all(g.error is None for g in judged.generations)

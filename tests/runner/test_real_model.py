@@ -3,7 +3,7 @@
 rows judged by ``baseline:smoke-judge``. Skipped, saying why, when the package (or transformers, gguf, accelerate)
 is missing; the README's test command installs it, so CI runs it. It generates about 17 tokens/s on two CPU cores,
 and loading the GGUF file takes ~20 s (transformers parses it for the config, the tokenizer and the weights):
-the model is loaded once, few rows, few tokens."""
+the model is loaded twice (by spec, then as an object), few rows, few tokens."""
 
 from __future__ import annotations
 
@@ -33,11 +33,12 @@ def test_smollm2_answers_nc_rows_through_its_chat_template(tmp_path: Path, nc_bu
     from convbench_datasets import run_nc
     from convbench_datasets.runner.backends import GenerationParams, backend_from_spec
 
-    # the spec as a user types it, loaded once (the runs take the loaded backend as their model)
+    # the spec as a user types it (the run loads the model and frees it), then a backend loaded once in a
+    # notebook, which runs take as their model and leave open
     spec = f"hf:{_gguf()}"
-    backend = backend_from_spec(spec, device="cpu", dtype="float32", params={"max_new_tokens": TOKENS})
-    run = run_nc(model=backend, judge="baseline:smoke-judge", out=tmp_path / "r", limit=ROWS, dataset=nc_built,
-                 cache=tmp_path / "c.sqlite", progress=False, max_error_rate=1)
+    options = {"device": "cpu", "dtype": "float32", "params": {"max_new_tokens": TOKENS}}
+    run = run_nc(model=spec, judge="baseline:smoke-judge", out=tmp_path / "r", limit=ROWS, dataset=nc_built,
+                 cache=tmp_path / "c.sqlite", backend_options=options, progress=False, max_error_rate=1)
     assert [r["response"] != "" for r in run.records] == [True] * ROWS
     for record in run.records:  # the chat template's markers are the prompt's, never the answer's
         assert "<|im_start|>" not in record["response"] and "<|im_end|>" not in record["response"]
@@ -45,7 +46,9 @@ def test_smollm2_answers_nc_rows_through_its_chat_template(tmp_path: Path, nc_bu
     assert identity["kind"] == "hf" and identity["model"] == str(_gguf())
     assert identity["params"] == {"max_new_tokens": TOKENS} and len(identity["fingerprint"]) == 16
     assert run.stats["model_calls"] == ROWS
-    # the same run again: every answer from the cache, the same records
+    assert run.stats["judge_calls"] == ROWS and all(r["judge_output"] for r in run.records)  # the judge ran
+    # the same run again, through the loaded object: every answer from the cache, the same records
+    backend = backend_from_spec(spec, **options)
     again = run_nc(model=backend, judge="baseline:smoke-judge", out=tmp_path / "r2", limit=ROWS, dataset=nc_built,
                    cache=tmp_path / "c.sqlite", progress=False, max_error_rate=1)
     assert again.stats["model_calls"] == 0 and [r["response"] for r in again.records] == \

@@ -135,6 +135,22 @@ def test_an_nc_reasoning_judge_works_as_typed(tmp_path: Path, nc_built: Path, ju
     assert sorted(b.get("max_tokens", b.get("max_completion_tokens")) for b in state.bodies) == [128, 1024, 1024, 3000]
 
 
+
+def test_each_judge_keeps_its_own_token_limit(tmp_path: Path, nc_built: Path) -> None:
+    # a reasoning judge beside another (judge agreement): 25,000 for it alone; the other keeps the released
+    # pipeline's 128 (a server refuses a limit above its model's), and its signature entry as with one judge
+    with openai_server() as (url, state):
+        assert main(["run", "nc", "--model", "openai:label", "--judge", "openai:label", "--judge", "openai:o4-mini",
+                     "--base-url", url, "--out", str(tmp_path / "r"), "--dataset", str(nc_built), "--limit", "2",
+                     "--no-progress", "--cache", str(tmp_path / "c.sqlite")]) == 0
+    judged = [b for b in state.bodies if b["model"] == "o4-mini"]
+    labelled = [b for b in state.bodies if b["model"] == "label" and b.get("max_tokens") != 1024]
+    assert [b["max_completion_tokens"] for b in judged] == [25_000] * 2 and [b["max_tokens"] for b in labelled] == [128] * 2
+    signature = json.loads((tmp_path / "r" / "results.json").read_text())["signature"]
+    assert signature["judge_generation"] == {"max_new_tokens": 128, "temperature": 0.0}
+    assert [g["max_new_tokens"] for g in signature["judge_generation_per_judge"]] == [128, 25_000]
+
+
 def test_cli_param_reaches_the_request_and_the_signature(tmp_path: Path, nc_built: Path) -> None:
     with openai_server() as (url, state):
         assert main(["run", "nc", "--model", "openai:label", "--judge", "openai:o4-mini", "--base-url", url,

@@ -211,3 +211,26 @@ def test_every_claim_and_answer_of_many_keys_is_written(tmp_path: Path, n: int) 
         assert cache.get_many(keys) == {key: Generation(f"answer to {key}") for key in keys}
         assert cache.claims() == []  # each stored answer ended its key's claim
         assert cache.stats()["entries"] == n
+
+
+def test_a_batch_with_nothing_to_claim_takes_no_write_lock(tmp_path: Path) -> None:
+    # a cached rerun's stage claims keys that are all answered (or held by a live other): it must not queue
+    # behind another process's write transaction (busy timeout 60 s); keys it can claim still wait for it
+    import sqlite3
+
+    identity = {"kind": "stub", "model": "m"}
+    other = ClaimOwner("another-host", 4242, "t1")
+    with ResponseCache(tmp_path / "c.sqlite") as cache:
+        cache.put_many([("answered", identity, Generation("yes"))])
+        assert cache.claim(["held"], other) == ["held"]
+        writer = sqlite3.connect(tmp_path / "c.sqlite", isolation_level=None)
+        writer.execute("BEGIN IMMEDIATE")  # another process, mid-write
+        try:
+            cache._db.execute("PRAGMA busy_timeout=50")
+            assert cache.claim(["answered", "held"], ClaimOwner.new()) == []
+            with pytest.raises(Exception, match="locked"):
+                cache.claim(["answered", "fresh"], ClaimOwner.new())
+        finally:
+            writer.execute("ROLLBACK")
+            writer.close()
+        assert cache.claim(["answered", "fresh"], ClaimOwner.new()) == ["fresh"]

@@ -71,7 +71,7 @@ def _check_fields(spec: str, params: dict[str, Any]) -> None:
     """Refuse request parameters Anthropic's API cannot take as given: OpenAI's names for its fields, and
     ``max_tokens`` left out (the API requires it)."""
     for name, theirs in _OPENAI_NAMES.items():
-        if name in params:
+        if params.get(name) is not None:  # null leaves the field out, as it asks
             raise ConvbenchError(f"{spec}: {name} is OpenAI's name; Anthropic's Messages API takes {theirs}: "
                                  f"--param {theirs.split()[0]}=...")
     if "max_tokens" in params and params["max_tokens"] is None:

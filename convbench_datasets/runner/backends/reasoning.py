@@ -2,8 +2,8 @@
 
 OpenAI's reasoning models (o-series names, ``gpt-5*``) take ``max_completion_tokens`` and no temperature
 (:mod:`.openai_compat` sends them so), and their hidden reasoning counts against that limit: a judge
-limit made for a label (NC-Bench's released pipeline gives its judge 128 tokens) is spent on reasoning
-and the answer comes back empty. A benchmark's default judge limit is therefore raised for them
+limit made for a short label (a benchmark's released pipeline may give its judge 128 tokens) is spent on
+reasoning and the answer comes back empty. A benchmark's default judge limit is therefore raised for them
 (:func:`judge_token_limit`); the limit used is in the run's signature (``judge_generation``), and a
 report flags it where it is not the paper's.
 """
