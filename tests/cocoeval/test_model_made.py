@@ -418,6 +418,14 @@ def test_cli_passes_the_stage_options(monkeypatch: pytest.MonkeyPatch) -> None:
                      "--max-error-rate", "10%"]) == 0
     assert (seen["retry_errors"], seen["max_error_rate"]) == (True, 0.1)
     assert cli.main(["build", "nc", "--out", "x", "--cleaner", "openai:m"]) != 0
+    # request parameters per build stage, as --param for a run: JSON values, null leaves a field out
+    seen.clear()
+    assert cli.main(["build", "cocoeval", "--out", "x", "--summarizer", "openai:m", "--summarizer-param", "temperature=0.3",
+                     "--cleaner", "openai:o4-mini", "--cleaner-param", "reasoning_effort=low", "--cleaner-param",
+                     "seed=null"]) == 0
+    assert seen["summarizer_options"] == {"params": {"temperature": 0.3}}
+    assert seen["cleaner_options"] == {"params": {"reasoning_effort": "low", "seed": None}}
+    assert cli.main(["build", "cocoeval", "--out", "x", "--cleaner-param", "seed=1"]) != 0  # no --cleaner to take it
 
 
 def test_build_flags_of_the_model_stages_are_refused_for_other_benchmarks(capsys) -> None:
