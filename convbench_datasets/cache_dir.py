@@ -6,10 +6,15 @@ download code."""
 from __future__ import annotations
 
 import os
+import re
 import threading
 from pathlib import Path
 
 CACHE_ENV = "CONVBENCH_CACHE"
+# the derived caches (kept rows, parsed YAML): folders of the cache dir whose entries are named by a sha256;
+# each is made again when missing, so deleting them only costs the next command the work
+DERIVED = ("rows", "yaml")
+_ENTRY_NAME = re.compile(r"[0-9a-f]{64}\.json")
 
 
 def default_cache_dir() -> Path:
@@ -18,6 +23,19 @@ def default_cache_dir() -> Path:
         return Path(os.environ[CACHE_ENV])
     base = os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache")
     return Path(base) / "convbench"
+
+
+def derived_entries() -> dict[str, list[Path]]:
+    """The entries of each derived cache (:data:`DERIVED`) under :func:`default_cache_dir`: only files named
+    as convbench names them (a sha256 and ``.json``), never anything else a user keeps there."""
+    entries: dict[str, list[Path]] = {}
+    for name in DERIVED:
+        folder = default_cache_dir() / name
+        try:
+            entries[name] = sorted(p for p in folder.iterdir() if _ENTRY_NAME.fullmatch(p.name) and p.is_file())
+        except OSError:  # none yet
+            entries[name] = []
+    return entries
 
 
 def write_entry(entry: Path, text: str) -> None:

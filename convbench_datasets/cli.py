@@ -11,6 +11,7 @@ import os
 import sqlite3
 import sys
 from collections.abc import Sequence
+from pathlib import Path
 from typing import Any, NoReturn
 
 from ._console import LEVELS, detach_stdout, plain_warnings, set_verbosity, stdout_closed, warn
@@ -292,10 +293,13 @@ def _other_commands(commands: Any) -> None:
     imported.add_argument("--epoch", type=_positive, default=1, help="the log's epoch that becomes the run (default 1)")
     _command(commands, "lm-eval-path", "the folder of convbench's lm-eval task configs (lm_eval --include_path)")
 
-    cache = _command(commands, "cache", "inspect or clear the response cache")
+    cache = _command(commands, "cache", "inspect or clear the response cache (and the derived caches: kept rows, parsed YAML)")
     cache.add_argument("action", choices=["stats", "clear"])
     cache.add_argument("--cache", metavar="FILE", help="cache file (default $CONVBENCH_CACHE/responses.sqlite)")
     cache.add_argument("--model", help="clear: only this model's entries (MODEL or BACKEND:MODEL, as stats shows)")
+    cache.add_argument("--derived", action="store_true",
+                       help="clear: the derived caches in $CONVBENCH_CACHE (rows/, yaml/: made again when needed), "
+                            "not the response cache")
 
 
 def _backend_options(args: argparse.Namespace, base_url: str | list[str] | None, model_id: str | None = None,
@@ -622,8 +626,19 @@ def _cmd_import_inspect(args: argparse.Namespace) -> None:
 
 
 def _cmd_cache(args: argparse.Namespace) -> None:
+    from .cache_dir import derived_entries
     from .runner.cache import DamagedCacheError, ResponseCache, delete_damaged_cache
 
+    if args.derived:
+        if args.action != "clear" or args.model or args.cache:
+            raise ConvbenchError("--derived goes with `convbench cache clear` alone (no --model, no --cache)")
+        deleted = 0
+        for entries in derived_entries().values():
+            for entry in entries:
+                entry.unlink(missing_ok=True)
+                deleted += 1
+        print(f"deleted {deleted} derived cache entries (kept rows, parsed YAML); the next commands make them again")
+        return
     try:
         with ResponseCache(args.cache) as cache:
             if args.action == "clear":
@@ -649,6 +664,18 @@ def _cmd_cache(args: argparse.Namespace) -> None:
     for m in stats["models"]:
         print(f"  {m['backend']}:{m['model']}  {m['entries']} entries, {m['prompt_tokens']} prompt + "
               f"{m['completion_tokens']} completion tokens")
+    derived = derived_entries()
+    print("derived caches (made again when missing; `convbench cache clear --derived` deletes them): "
+          + ", ".join(f"{name}/ {len(entries)} entries, {sum(_size(e) for e in entries)} bytes"
+                      for name, entries in derived.items()))
+
+
+def _size(path: Path) -> int:
+    """A file's size, 0 when it went meanwhile (another process cleared it)."""
+    try:
+        return path.stat().st_size
+    except OSError:
+        return 0
 
 
 def _cmd_agreement(args: argparse.Namespace) -> None:

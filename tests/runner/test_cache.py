@@ -51,6 +51,32 @@ def test_round_trip_stats_and_clear(tmp_path: Path, capsys) -> None:
         assert list(cache.get_many(["k1", "k2"])) == ["k1"]
 
 
+def test_the_derived_caches_are_listed_and_cleared_alone(tmp_path: Path, monkeypatch, capsys) -> None:
+    # kept rows and parsed YAML (cache_dir.DERIVED): listed by stats, deleted by clear --derived, which
+    # touches no response and no file of the user's beside them
+    from convbench_datasets.parsed_yaml import parse
+
+    monkeypatch.setenv("CONVBENCH_CACHE", str(tmp_path / "cache"))
+    assert parse("a: 1\n") == {"a": 1}  # one parsed-YAML entry
+    rows = tmp_path / "cache" / "rows"
+    rows.mkdir(parents=True)
+    kept = rows / f"{'0' * 64}.json"
+    kept.write_text("[]")
+    mine = rows / "notes.json"  # not an entry's name: someone else's
+    mine.write_text("{}")
+    path = tmp_path / "c.sqlite"
+    with ResponseCache(path) as cache:
+        cache.put("k1", IDENTITY, Generation("one", 3, 1, 0.5))
+    assert main(["cache", "stats", "--cache", str(path)]) == 0
+    assert "rows/ 1 entries, 2 bytes, yaml/ 1 entries" in capsys.readouterr().out
+    assert main(["cache", "clear", "--derived"]) == 0
+    assert "deleted 2 derived cache entries" in capsys.readouterr().out
+    assert not kept.exists() and mine.read_text() == "{}" and not list((tmp_path / "cache" / "yaml").glob("*.json"))
+    with ResponseCache(path) as cache:
+        assert list(cache.get_many(["k1"])) == ["k1"]  # the responses are another cache: untouched
+    assert main(["cache", "stats", "--derived"]) == 1  # --derived clears; it shows nothing of its own
+
+
 def test_failed_generations_are_never_cached(tmp_path: Path) -> None:
     import pytest
 
