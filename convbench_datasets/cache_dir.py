@@ -26,13 +26,18 @@ def default_cache_dir() -> Path:
 
 
 def derived_entries() -> dict[str, list[Path]]:
-    """The entries of each derived cache (:data:`DERIVED`) under :func:`default_cache_dir`: only files named
-    as convbench names them (a sha256 and ``.json``), never anything else a user keeps there."""
+    """The entries of each derived cache (:data:`DERIVED`) under :func:`default_cache_dir`: only plain files
+    named as convbench names them (a sha256 and ``.json``), never anything else a user keeps there, and no
+    symbolic link (nor anything in a folder that is one: convbench never made it)."""
     entries: dict[str, list[Path]] = {}
     for name in DERIVED:
         folder = default_cache_dir() / name
+        if folder.is_symlink():
+            entries[name] = []
+            continue
         try:
-            entries[name] = sorted(p for p in folder.iterdir() if _ENTRY_NAME.fullmatch(p.name) and p.is_file())
+            entries[name] = sorted(p for p in folder.iterdir()
+                                   if _ENTRY_NAME.fullmatch(p.name) and not p.is_symlink() and p.is_file())
         except OSError:  # none yet
             entries[name] = []
     return entries

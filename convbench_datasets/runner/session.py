@@ -4,7 +4,8 @@ A run has a generator (the ``model`` role) and zero or more judges. The session 
 when it is first needed and frees it as soon as its work is done, so that one local model (``hf:``) it
 loaded is in memory at a time (a Backend object passed in instead of a spec is the caller's: used, never
 closed, so a local model passed in stays loaded beside the next); it builds the server-backed judges
-early so that their preflight runs before the first stage (an unreachable judge fails in seconds, not after hours of generation). A judge whose spec
+early so that their preflight runs before the first stage (an unreachable judge fails in seconds, not
+after hours of generation). A judge whose spec
 is the generator's own, with no options of its own (none set, or the generator's), is the generator's
 :meth:`~.backends.Backend.twin` (a server's: same connections and preflight, so the two stages can run
 side by side), or the generator itself where a backend has no twin (a local model: one copy in memory).
@@ -87,7 +88,8 @@ class Session:
         self._generator: Backend | None = None
         self._judges: list[Backend | None] = [None] * len(self.judge_specs)
         self._built: list[Backend] = []
-        self._owned: set[int] = set()  # the backends built here from spec strings: a Backend object passed in is the caller's
+        # the backends built here from spec strings (a Backend object passed in is the caller's)
+        self._owned: set[int] = set()
         self._freed: set[int] = set()
 
     # -- backends --------------------------------------------------------------------------------------
@@ -153,7 +155,8 @@ class Session:
         return backend
 
     def close(self) -> None:
-        """Free every backend the session built and has not freed; none, the caller's included, keeps this run's slots."""
+        """Free every backend the session built and has not freed; none, the caller's included, keeps this
+        run's slots."""
         for backend in self._built:
             self.free(backend)
             share = getattr(backend, "share_slots", None)

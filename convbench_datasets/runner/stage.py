@@ -590,7 +590,7 @@ class _Stream:
                     if new:
                         # the claim leaves out the keys with an outcome stored (an answer; a per-row error the
                         # stage reuses: the holder's errors_since), so only the keys it did not take are
-                        # looked up: one transaction for a batch of new prompts, not three (#20)
+                        # looked up afterwards (#20)
                         mine = holder.take(new) if holder is not None else []
                         taken = set(mine)
                         rest = [k for k in new if k not in taken]

@@ -203,3 +203,18 @@ def test_a_cache_from_before_finish_reason_is_upgraded(tmp_path: Path) -> None:
         assert cache.get_many(["old"]) == {"old": Generation("kept", 1, 2, 0.5)}
         cache.put("new", IDENTITY, Generation("x", finish_reason="length"))
         assert cache.get_many(["new"])["new"].finish_reason == "length"
+
+
+def test_clearing_the_derived_caches_follows_no_symbolic_link(tmp_path: Path, monkeypatch, capsys) -> None:
+    # a link named like an entry, and a derived folder that is a link, lead to files convbench never wrote
+    monkeypatch.setenv("CONVBENCH_CACHE", str(tmp_path / "cache"))
+    elsewhere = tmp_path / "elsewhere"
+    elsewhere.mkdir()
+    target = elsewhere / f"{'1' * 64}.json"
+    target.write_text("[]")
+    (tmp_path / "cache" / "rows").mkdir(parents=True)
+    (tmp_path / "cache" / "rows" / f"{'2' * 64}.json").symlink_to(target)
+    (tmp_path / "cache" / "yaml").symlink_to(elsewhere, target_is_directory=True)
+    assert main(["cache", "clear", "--derived"]) == 0
+    assert "deleted 0 derived cache entries" in capsys.readouterr().out
+    assert target.read_text() == "[]" and (tmp_path / "cache" / "rows" / f"{'2' * 64}.json").is_symlink()

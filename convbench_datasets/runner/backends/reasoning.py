@@ -49,7 +49,7 @@ def reasoning_judge(judge: Any) -> bool:
 
 def judge_token_limit(judges: Iterable[Any], other: int) -> int:
     """A benchmark's default judge token limit: :data:`REASONING_JUDGE_MAX_NEW_TOKENS` when any of
-    ``judges`` is an OpenAI reasoning model (one limit serves every judge of a run), else ``other``.
+    ``judges`` is an OpenAI reasoning model, else ``other`` (give one judge to get that judge's own limit).
 
     >>> judge_token_limit(["openai:gpt-4.1"], 128), judge_token_limit(["openai:gpt-4.1", "openai:o4-mini"], 128)
     (128, 25000)
