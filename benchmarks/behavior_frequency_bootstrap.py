@@ -20,7 +20,7 @@ from typing import Any
 import numpy as np
 
 from convbench_datasets.cocoeval.taxonomy import load_taxonomy
-from convbench_datasets.scoring.behavior_frequency import _clusters, _grouping, _intervals
+from convbench_datasets.cocoeval.behavior_frequency import _clusters, _grouping, _intervals
 
 from timing import interleaved, verdict  # benchmarks/timing.py (this folder is on sys.path when a script runs)
 

@@ -102,14 +102,14 @@ def plain_exact(answers: list[str], references: list[list[str]]) -> list[bool]:
 def plain_lenient(answers: list[str], references: list[list[str]]) -> list[bool]:
     """The lenient reading as a bare loop: convbench's parser and pass rule on every row."""
     from convbench_datasets.nc.judge_output import parse_judge_output
-    from convbench_datasets.scoring.ncbench_action import judgement_passes
+    from convbench_datasets.nc.ncbench_action import judgement_passes
 
     return [judgement_passes(parse_judge_output(a), r) for a, r in zip(answers, references)]
 
 
 def check_identical(data: dict[str, list[Any]], results: dict[str, Any]) -> None:
     """Every side's rows and tables against score_actions' (row-level call made here, untimed)."""
-    from convbench_datasets.scoring.ncbench_action import score_actions
+    from convbench_datasets.nc.ncbench_action import score_actions
 
     for parsing, plain in (("exact", "plain exact"), ("lenient", "plain lenient")):
         rows = score_actions(**data, parsing=parsing, return_rows=True)
@@ -133,7 +133,7 @@ def _ratio(name: str, ours: Timing, other: Timing, target: float, at_most: bool)
 
 
 def compare(per_row: int, repeat: int, metric: Any) -> dict[str, Timing]:
-    from convbench_datasets.scoring.ncbench_action import score_actions
+    from convbench_datasets.nc.ncbench_action import score_actions
 
     data = inputs(per_row)
     answers, references = data["predictions"], data["references"]
@@ -171,7 +171,7 @@ import gc, json, sys
 sys.path.insert(0, {bench!r})
 import evaluate
 from ncbench_action_scoring import inputs
-from convbench_datasets.scoring.ncbench_action import score_actions
+from convbench_datasets.nc.ncbench_action import score_actions
 metric = evaluate.load({module!r})
 data = inputs({per_row})
 score_actions(**{{k: v[:100] for k, v in data.items()}}); metric.compute(**{{k: v[:100] for k, v in data.items()}})

@@ -102,7 +102,7 @@ def _header() -> None:
 
 def compare(pairs: int, repeat: int) -> None:
     """The whole metric against the straightforward pipeline, identical numbers asserted."""
-    from convbench_datasets.scoring.nico_generation import score_generation
+    from convbench_datasets.nico.nico_generation import score_generation
     from convbench_datasets.scoring.segmentation import backend
 
     predictions, references = _texts(pairs, 1), _texts(pairs, 2)
@@ -127,7 +127,7 @@ def compare_rouge_l(pairs: int, repeat: int) -> None:
     from timing import interleaved, verdict  # benchmarks/timing.py (this folder is on sys.path when a script runs)
 
     from convbench_datasets.scoring.lcs import rouge_l_f
-    from convbench_datasets.scoring.nico_generation import segment
+    from convbench_datasets.nico.nico_generation import segment
 
     hyps, refs = segment(_texts(pairs, 1)), segment(_texts(pairs, 2))
     joined = [(" ".join(h), " ".join(r)) for h, r in zip(hyps, refs)]
@@ -203,7 +203,7 @@ def compare_segmentation(pairs: int, repeat: int) -> None:
 
 def compare_workers(pairs: int, repeat: int) -> None:
     """score_generation with 1, 2, 4... workers; the automatic rule's choice beside them."""
-    from convbench_datasets.scoring.nico_generation import PAIRS_PER_WORKER, score_generation
+    from convbench_datasets.nico.nico_generation import PAIRS_PER_WORKER, score_generation
     from convbench_datasets.scoring.workers import idle_cores, pick_workers, usable_cores
 
     predictions, references = _texts(pairs, 1), _texts(pairs, 2)

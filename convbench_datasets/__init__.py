@@ -33,7 +33,6 @@ _RUN_FUNCTIONS = {
     "run_cocoeval": "convbench_datasets.cocoeval.run",
     "score_run": "convbench_datasets.runner.pipeline",
     "run_sweep": "convbench_datasets.runner.sweep",
-    "NCRun": "convbench_datasets.nc.run",  # the run result's older name
 }
 
 

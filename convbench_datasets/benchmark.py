@@ -6,14 +6,16 @@ everything that is the same for every benchmark: the run folder and its lock, th
 backends of each role and their life cycle, preflight, progress, resume, per-row errors, shards,
 signatures' common fields, and re-scoring a folder. The benchmark owns what is its own:
 
-- ``options``: its settings, declared once: keyword arguments of its ``run_*`` function and flags of
-  ``convbench run NAME`` (the CLI builds them from these declarations);
+- ``settings``: its settings dataclass, each field declared once with its help, flag, signature key and the
+  paper's value (:mod:`convbench_datasets.settings`); ``options`` (the flags of ``convbench run NAME``, a
+  sweep block's keys) are read from it, and so are the report's departures from the paper;
 - ``plan(settings)``: checks the settings (a clear error for a bad value) and returns a :class:`Plan`:
   the rows it reads, the stages it runs (prompt builders and answer parsers, through a
   :class:`~convbench_datasets.runner.session.Session`), its signature fields and its scores;
 - ``check_records`` and ``rescore(records, signature, previous, options)``: results again from a run folder's records, no model called;
 - ``summary(results)`` and ``warnings(results)``: what ``convbench run`` and ``convbench score`` print.
 
+:class:`BenchmarkBase` gives every part a default but the name, the settings, the plan and the re-scoring.
 Adding a benchmark means a package with a builder and a ``run.py`` holding such an object, and one line:
 in the registry's ``BENCHMARKS``, or an entry point of an installed package (``convbench.benchmarks``):
 nothing in ``runner/`` or the CLI names a benchmark.
@@ -30,68 +32,17 @@ Example:
 from __future__ import annotations
 
 import os
-from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, field
+from collections.abc import Mapping
+from dataclasses import dataclass, field, fields
 from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
+
+from .settings import Option
 
 if TYPE_CHECKING:
     from .runner.session import Session
 
 Row = dict[str, Any]
 Record = dict[str, Any]
-
-
-@dataclass(frozen=True)
-class Option:
-    """One setting of a benchmark: a keyword of its run function and a flag of ``convbench run``.
-
-    ``dest`` is the keyword. ``action`` is argparse's (``store_true``) or None for a value;
-    ``to_settings`` turns the parsed value into keywords when the flag is not the keyword one to one
-    (``--all-lines`` -> ``first_line_only=False``). ``default`` is the run function's default for
-    ``dest``, read from its signature (:func:`declare`), so that it is written once.
-    """
-
-    flag: str
-    dest: str
-    help: str
-    type: Callable[[str], Any] | None = None
-    choices: Sequence[Any] | None = None
-    metavar: str | None = None
-    action: str | None = None
-    to_settings: Callable[[Any], dict[str, Any]] | None = None
-    default: Any = None
-
-    def given(self, value: Any) -> bool:
-        """Whether a parsed flag value was given (argparse leaves None, or False for ``store_true``)."""
-        return not (value is None or (self.action == "store_true" and value is False))
-
-    def settings(self, value: Any) -> dict[str, Any]:
-        """The run keywords for a parsed flag value; the run function's default when it was not given."""
-        if not self.given(value):
-            return {self.dest: self.default}
-        return self.to_settings(value) if self.to_settings else {self.dest: value}
-
-
-def declare(function: Callable[..., Any], *options: Option) -> tuple[Option, ...]:
-    """``options`` with each ``default`` read from ``function``'s signature (its keyword ``dest``).
-
-    Example:
-        >>> def run_x(*, shots: int = 0) -> None: ...
-        >>> declare(run_x, Option("--shots", "shots", "prompts' shots"))[0].default
-        0
-    """
-    import inspect
-    from dataclasses import replace
-
-    parameters = inspect.signature(function).parameters
-    missing = [o.dest for o in options if o.dest not in parameters]
-    if missing:
-        raise TypeError(f"{function.__name__} takes no keyword {', '.join(missing)}")
-    def default(name: str) -> Any:  # a required keyword (NICO's task) has none: None, for the plan to refuse
-        value = parameters[name].default
-        return None if value is inspect.Parameter.empty else value
-
-    return tuple(replace(o, default=default(o.dest)) for o in options)
 
 
 @dataclass
@@ -128,13 +79,11 @@ class Benchmark(Protocol):
     name: str
     title: str
     judges: tuple[int, int | None]  # how many judges a run takes: (least, most; None: any number)
-    # optional, ``strata: tuple[str, ...]``: the row fields ``--sample`` spreads a sample over
-    # (runner/sample.py); a benchmark without it is sampled without strata
-    options: tuple[Option, ...]
+    strata: tuple[str, ...]  # the row fields ``--sample`` spreads a sample over (runner/sample.py)
+    settings: type  # its settings dataclass (convbench_datasets.settings): flags, signature, the paper's values
+    options: tuple[Option, ...]  # the flags of its settings
     rescore_options: tuple[Option, ...]  # re-scoring choices: keywords of ``score_run``, flags of ``convbench score``
-
-    def run(self, **kwargs: Any) -> Any:
-        """Its public run function (``run_nc``...): what ``convbench run NAME`` calls."""
+    paper_judge: str | None  # the paper's judge (a name its judge spec must hold to compare with the paper)
 
     def plan(self, settings: Mapping[str, Any], *, dataset: str | os.PathLike[str] | None,
              sources: str | os.PathLike[str] | None) -> Plan:
@@ -160,6 +109,74 @@ class Benchmark(Protocol):
     def warnings(self, results: dict[str, Any]) -> list[str]:
         """Warnings the results call for (a judge that fails its sanity check...), one line each."""
 
+    def build_departures(self, build: Mapping[str, Any]) -> list[str]:
+        """How the dataset build a run read (its signature's ``dataset_build``) departs from the paper's."""
+
+
+class BenchmarkBase:
+    """The :class:`Benchmark` contract's defaults, so that a benchmark writes only what is its own: its name and
+    title, its ``settings`` dataclass (its flags are read from it), its ``plan_class`` (the settings plus rows,
+    stages, signature and scores), ``rescore`` and ``summary``. Defaults: no judge, no strata, no re-scoring
+    choices, no paper judge, records taken as they are, nothing carried over a merge, no warnings, no build
+    departures.
+
+    Example:
+        >>> from dataclasses import dataclass
+        >>> from convbench_datasets.settings import setting
+        >>> @dataclass
+        ... class ToySettings:
+        ...     words: int = setting(5, help="toy: words per row (default {default})", paper=5, type=int)
+        >>> class Toy(BenchmarkBase):
+        ...     name, title, settings = "toy", "Toy", ToySettings
+        >>> [o.flag for o in Toy.options], Toy().judges
+        (['--words'], (0, 0))
+    """
+
+    name: str = ""
+    title: str = ""
+    judges: tuple[int, int | None] = (0, 0)
+    strata: tuple[str, ...] = ()
+    settings: type
+    plan_class: type | None = None  # None: the settings class is the plan
+    options: tuple[Option, ...] = ()
+    rescore_options: tuple[Option, ...] = ()
+    paper_judge: str | None = None
+
+    def __init_subclass__(cls, **kwargs: Any) -> None:
+        super().__init_subclass__(**kwargs)
+        if "settings" in cls.__dict__:  # its flags, read from its settings' declarations
+            from .settings import options
+
+            cls.options = options(cls.settings)
+
+    def plan(self, settings: Mapping[str, Any], *, dataset: str | os.PathLike[str] | None,
+             sources: str | os.PathLike[str] | None) -> Plan:
+        """``plan_class(**settings, dataset=..., sources=...)``, a setting it does not take refused by name."""
+        cls = self.plan_class or self.settings
+        run_arguments = {name: value for name, value in (("dataset", dataset), ("sources", sources))
+                         if name in {f.name for f in fields(cls)}}
+        return make_plan(cls, {**settings, **run_arguments}, self.title)  # type: ignore[no-any-return]
+
+    def check_records(self, records: list[Record], signature: dict[str, Any]) -> None:
+        """Nothing to refuse beyond what :meth:`rescore` reads."""
+
+    def rescore(self, records: list[Record], signature: dict[str, Any], previous: dict[str, Any],
+                options: Mapping[str, Any]) -> dict[str, Any]:
+        raise NotImplementedError(f"{self.title} cannot re-score a run folder")
+
+    def carried(self, shards: list[dict[str, Any]], signature: dict[str, Any]) -> dict[str, Any]:
+        return {}  # re-scoring recomputes every figure
+
+    def summary(self, results: dict[str, Any], rescored: bool = False) -> list[str]:
+        return [f"{self.name}: " + ", ".join(f"{key} {value}" for key, value in results.items()
+                                            if isinstance(value, (int, float)) and not isinstance(value, bool))]
+
+    def warnings(self, results: dict[str, Any]) -> list[str]:
+        return []
+
+    def build_departures(self, build: Mapping[str, Any]) -> list[str]:
+        return []
+
 
 def make_plan(cls: type[Any], settings: Mapping[str, Any], title: str) -> Any:
     """``cls(**settings)`` (a plan dataclass), refusing keywords it does not take by name.
@@ -173,8 +190,6 @@ def make_plan(cls: type[Any], settings: Mapping[str, Any], title: str) -> Any:
         Traceback (most recent call last):
         convbench_datasets.errors.ConvbenchError: NICO takes no setting 'tsak' (its settings: task)
     """
-    from dataclasses import fields
-
     from .errors import ConvbenchError
 
     known = [f.name for f in fields(cls) if f.init]
@@ -183,23 +198,3 @@ def make_plan(cls: type[Any], settings: Mapping[str, Any], title: str) -> Any:
         shown = ", ".join(name for name in known if name not in ("dataset", "sources"))
         raise ConvbenchError(f"{title} takes no setting {', '.join(map(repr, unknown))} (its settings: {shown})")
     return cls(**settings)
-
-
-def positive(text: str) -> int:
-    """A flag value that must be a whole number of at least 1."""
-    import argparse
-
-    value = int(text)
-    if value < 1:
-        raise argparse.ArgumentTypeError(f"must be 1 or more, got {value}")
-    return value
-
-
-def non_negative(text: str) -> int:
-    """A flag value that must be a whole number of at least 0."""
-    import argparse
-
-    value = int(text)
-    if value < 0:
-        raise argparse.ArgumentTypeError(f"must be 0 or more, got {value}")
-    return value

@@ -17,18 +17,11 @@ from typing import Any, NoReturn
 from ._console import LEVELS, detach_stdout, plain_warnings, set_verbosity, stdout_closed, warn
 from ._version import __version__
 from .counts import MAX_RESAMPLES, MAX_SEED, count_flag
-from .benchmark import positive as _positive
+from .settings import positive as _positive
 from .extras import missing_module_message
 from .errors import ConvbenchError
 from .registry import RUNS
 from .runner.error_rate import DEFAULT_MAX_ERROR_RATE, TooManyErrors
-
-
-def _positive_seconds(text: str) -> float:
-    value = float(text)
-    if value <= 0:
-        raise argparse.ArgumentTypeError(f"must be more than 0, got {value}")
-    return value
 
 
 def _error_rate(text: str) -> float:
@@ -166,38 +159,12 @@ def _run_command(commands: Any, only: str | None) -> None:
     run.add_argument("--concurrency", type=_positive,
                      help="requests in flight for the whole run, over the model, its judges and all their replicas "
                           "together (openai:, anthropic:; default 8); a pipelined run's stages share them")
-    run.add_argument("--base-url", action="append", metavar="URL",
-                     help="OpenAI-compatible server for the model (and the judge, unless --judge-base-url); replicas of "
-                          "one model: a comma list, or the option repeated (requests shared by each replica's speed)")
-    run.add_argument("--judge-base-url", action="append", metavar="URL",
-                     help="OpenAI-compatible server(s) for the judge, a comma list for replicas; with one --judge, every "
-                          "value is a replica; with several, once for all or once per judge, in order")
-    run.add_argument("--model-id", metavar="NAME",
-                     help="openai: and anthropic: models: the name the response cache keys answers on instead of the "
-                          "server URLs (default: the URL for one server, none for several); you vouch that it names the weights")
-    run.add_argument("--judge-model-id", action="append", metavar="NAME",
-                     help="the same for the judge; with several --judge, once for all or once per judge, in order")
-    run.add_argument("--param", action="append", metavar="KEY=VALUE",
-                     help="a request field for the model, repeat for more: temperature=0.7, top_p=0.9, seed=1, "
-                          "stop='[\"\\n\"]', max_tokens=512, reasoning_effort=low, any field the server takes; VALUE "
-                          "is read as JSON when it parses, else as a string; null leaves the field out of the request. "
-                          "Part of the cache key and the run's signature")
-    run.add_argument("--judge-param", action="append", metavar="KEY=VALUE",
-                     help="the same for every judge (the model's --param never applies to a judge)")
-    run.add_argument("--api-key-env", help="environment variable holding the API key (default OPENAI_API_KEY)")
-    run.add_argument("--timeout", type=_positive_seconds, help="seconds each request attempt may take in all before a retry (default 120)")
+    _add_role_options(run)
     run.add_argument("--retry-errors", action="store_true",
                      help="ask again the prompts that ended in a per-row error in an earlier run (default: record the error again)")
     run.add_argument("--max-error-rate", type=_error_rate, default=DEFAULT_MAX_ERROR_RATE, metavar="SHARE",
                      help="the share of rows that may end in an error (0.05 or 5%%, the default; 0: none, 1: any): with "
                           "more, the run folder is still written, and the command exits 1 with their count")
-    run.add_argument("--device", help="hf backends: cpu, cuda, cuda:1... (default: cuda if available)")
-    run.add_argument("--dtype", help="hf backends: float32, bfloat16, float16 or auto (default)")
-    run.add_argument("--batch-size", type=_positive, help="hf backends: prompts per batch (default 8)")
-    run.add_argument("--batch-order", choices=["length", "file"],
-                     help="hf backends: which prompts share a batch (bf16 answers depend on it): length (default: "
-                          "sorted by length, least padding) or file (the released NC-Bench script's: in row order, "
-                          "--batch-size at a time, each set on its own)")
     run.add_argument("--dataset", metavar="DIR", help="a folder from `convbench build` (default: build into the cache)")
     run.add_argument("--sources", metavar="DIR", help="upstream mirror for building the dataset")
     run.add_argument("--cache", metavar="FILE", help="response cache (default $CONVBENCH_CACHE/responses.sqlite)")
@@ -302,17 +269,40 @@ def _other_commands(commands: Any) -> None:
                             "not the response cache")
 
 
-def _backend_options(args: argparse.Namespace, base_url: str | list[str] | None, model_id: str | None = None,
-                     params: dict[str, Any] | None = None) -> dict:
-    """Backend options from the run flags: ``base_url`` is a URL or list of them, each perhaps a comma
-    list of replicas (the backend splits them); ``model_id`` names an openai model for the cache;
-    ``params`` the request fields of --param or --judge-param."""
-    return {
-        "base_url": base_url, "concurrency": args.concurrency, "api_key_env": args.api_key_env,
-        "timeout": args.timeout, "device": args.device, "dtype": args.dtype, "batch_size": args.batch_size,
-        "batch_order": args.batch_order,
-        "model_id": model_id, "params": params,
-    }
+def _add_role_options(run: argparse.ArgumentParser) -> None:
+    """The model roles' flags, read from their declarations (:data:`.runner.backends.roles.OPTIONS`): a flag for the
+    generator (every role's, unless the judges have their own) and the judges' own flag where there is one."""
+    from .runner.backends.roles import role_options
+
+    for name, option in role_options():
+        for flag, text, repeated in ((option.flag, option.flag_help, option.repeated),
+                                     (option.judge_flag, option.judge_help, True)):
+            if flag is None:
+                continue
+            kwargs: dict[str, Any] = {"dest": _flag_attr(flag), "help": (text or option.help).replace("%", "%%"),
+                                      "metavar": option.metavar, "type": option.type, "choices": option.choices}
+            if repeated:
+                kwargs["action"] = "append"
+            run.add_argument(flag, **{k: v for k, v in kwargs.items() if v is not None})
+
+
+def _role_values(args: argparse.Namespace, judge: bool) -> dict[str, Any]:
+    """Each role option's parsed flag value for the generator's role or (``judge``) the judges': the judges' own
+    flag where they have one (as given: a list when repeated), else the flag every role shares; without
+    --judge-base-url the judges use --base-url. Request params are parsed from KEY=VALUE."""
+    from .runner.backends.roles import role_options
+
+    values: dict[str, Any] = {}
+    for name, option in role_options():
+        if option.flag is None:
+            continue
+        value = getattr(args, _flag_attr(option.flag))
+        flag = option.flag
+        if judge and option.judge_flag is not None:
+            flag, own = option.judge_flag, getattr(args, _flag_attr(option.judge_flag))
+            value = (own or value) if name == "base_url" else own
+        values[name] = _params(value, flag) if name == "params" else value
+    return values
 
 
 def _params(values: Sequence[str] | None, flag: str) -> dict[str, Any] | None:
@@ -325,48 +315,49 @@ def _params(values: Sequence[str] | None, flag: str) -> dict[str, Any] | None:
         raise ConvbenchError(str(err)) from None
 
 
-def _served(spec: str) -> bool:
-    """Whether ``spec`` names a model behind a server (the kinds that take --model-id and --base-url)."""
-    from .runner.backends import SERVED
+def _model_role(args: argparse.Namespace) -> Any:
+    """The generator's role from the flags; --model-id only for a model behind a server (openai:, anthropic:)."""
+    from .runner.backends import SERVED, make_role
+    from .runner.backends.roles import served_kinds
 
-    return spec.partition(":")[0] in SERVED
-
-
-def _served_kinds() -> str:
-    """``openai: and anthropic:``: the kinds :func:`_served` accepts, for messages."""
-    from .runner.backends import SERVED
-
-    return " and ".join(f"{kind}:" for kind in SERVED)
+    values = _role_values(args, judge=False)
+    if values["model_id"] is not None and args.model.partition(":")[0] not in SERVED:
+        raise ConvbenchError(f"--model-id applies to {served_kinds()} models only, not {args.model}")
+    return make_role(args.model, values)
 
 
-def _model_options(args: argparse.Namespace) -> dict:
-    """The generator's backend options; --model-id only for a model behind a server (openai:, anthropic:)."""
-    if args.model_id is not None and not _served(args.model):
-        raise ConvbenchError(f"--model-id applies to {_served_kinds()} models only, not {args.model}")
-    return _backend_options(args, args.base_url, args.model_id, _params(args.param, "--param"))
+def _judge_roles(args: argparse.Namespace) -> list[Any]:
+    """The judges' roles. With one --judge every --judge-base-url value (each perhaps a comma list) is a replica
+    of it. With several, a judge's own repeated flag (--judge-base-url, --judge-model-id) is given once (for
+    every judge; a comma list of URLs is one replica pool they all use) or once per --judge, in order (one
+    value, perhaps a comma list, per judge); other counts are errors. Other flags (--timeout...) are every role's."""
+    from .runner.backends import SERVED, make_role
+    from .runner.backends.roles import role_options, served_kinds
 
-
-def _judge_options(args: argparse.Namespace) -> dict | list[dict]:
-    """The judges' backend options. With one --judge every --judge-base-url value (each perhaps a comma
-    list) is a replica of it. With several, --judge-base-url and --judge-model-id are given once (for
-    every judge; a comma list of URLs is one replica pool they all use) or once per --judge, in order
-    (one value, perhaps a comma list, per judge); other counts are errors. Without --judge-base-url the
-    judges use --base-url."""
-    judges, urls, ids = args.judge, args.judge_base_url or [], args.judge_model_id or []
-    for flag, values in (("--judge-base-url", urls if len(judges) > 1 else []), ("--judge-model-id", ids)):
-        if len(values) > 1 and len(values) != len(judges):
-            raise ConvbenchError(f"{flag} is given {len(values)} times for {len(judges)} --judge: give it once "
-                                 "(for every judge) or once per --judge, in the same order")
-    if ids and not any(_served(spec) for spec in judges):  # other judges' ids are unused, as URLs are
-        raise ConvbenchError(f"--judge-model-id applies to {_served_kinds()} judges only, not {', '.join(judges)}")
-    params = _params(args.judge_param, "--judge-param")
-    options = []
-    for k in range(len(judges)):
-        url = urls[k] if len(judges) > 1 and len(urls) == len(judges) else (urls or args.base_url)
-        options.append(_backend_options(args, url, ids[k] if len(ids) > 1 else (ids or [None])[0], params))
-    if len(judges) == 1 or all(o == options[0] for o in options):
-        return options[0]
-    return options
+    judges, values = args.judge, _role_values(args, judge=True)
+    each: dict[str, list[Any]] = {}  # option -> one value per judge
+    for name, option in role_options():
+        if option.judge_flag is None or name == "params":
+            continue
+        given = values[name] or []
+        if name == "base_url" and len(judges) == 1:
+            continue  # every value a replica of the one judge
+        if len(given) > 1 and len(given) != len(judges) and getattr(args, _flag_attr(option.judge_flag)):
+            raise ConvbenchError(f"{option.judge_flag} is given {len(given)} times for {len(judges)} --judge: give it "
+                                 "once (for every judge) or once per --judge, in the same order")
+        if len(given) == len(judges) > 1 and getattr(args, _flag_attr(option.judge_flag)):
+            each[name] = list(given)
+        elif name == "model_id":
+            values[name] = given[0] if given else None
+    if args.judge_model_id and not any(spec.partition(":")[0] in SERVED for spec in judges):
+        raise ConvbenchError(f"--judge-model-id applies to {served_kinds()} judges only, not {', '.join(judges)}")
+    roles = []
+    for k, spec in enumerate(judges):
+        mine = {**values, **{name: per[k] for name, per in each.items()}}
+        if spec.partition(":")[0] not in SERVED:  # another judge's name for the cache is not this one's
+            mine["model_id"] = None
+        roles.append(make_role(spec, mine))
+    return roles
 
 
 def _run_registry(only: str | None = None) -> dict[str, Any]:
@@ -422,6 +413,9 @@ def _benchmark_settings(bench: Any, args: argparse.Namespace) -> dict[str, Any]:
 
 
 def _cmd_run(args: argparse.Namespace) -> None:
+    from .runner.pipeline import run_config
+    from .runner.run_config import Rows, RunConfig, bench_settings
+
     bench = _run_registry(args.name)[args.name]
     settings = _benchmark_settings(bench, args)
     least, most = bench.judges
@@ -437,14 +431,13 @@ def _cmd_run(args: argparse.Namespace) -> None:
                                           ("--judge-param", args.judge_param)) if value]
         if given:
             raise ConvbenchError(f"convbench run {bench.name} takes no judge: {' and '.join(given)} would be unused")
-    if judges:
-        settings.update(judge=judges if len(judges) > 1 else judges[0], judge_options=_judge_options(args))
+    config = RunConfig(benchmark=bench.name, model=_model_role(args), out=args.out,
+                       settings=bench_settings(bench, settings), judges=tuple(_judge_roles(args) if judges else ()),
+                       rows=Rows(limit=args.limit, sample=args.sample, sample_seed=args.sample_seed, shard=args.shard),
+                       cache=args.cache, dataset=args.dataset, sources=args.sources, progress=not args.no_progress,
+                       retry_errors=args.retry_errors, max_error_rate=args.max_error_rate, concurrency=args.concurrency)
     try:
-        result = bench.run(model=args.model, out=args.out, limit=args.limit, sample=args.sample,
-                           sample_seed=args.sample_seed, shard=args.shard, cache=args.cache,
-                           dataset=args.dataset, sources=args.sources, backend_options=_model_options(args),
-                           progress=not args.no_progress, retry_errors=args.retry_errors,
-                           max_error_rate=args.max_error_rate, concurrency=args.concurrency, **settings)
+        result = run_config(config, bench)
     except TooManyErrors as err:  # the folder is written: show what it holds, then fail with the count
         if err.result is not None:
             _print_run(err.result)
@@ -688,7 +681,7 @@ def _cmd_agreement(args: argparse.Namespace) -> None:
         raise ConvbenchError("usage: convbench agreement [nc] A.jsonl B.jsonl, or convbench agreement cocoeval "
                              "HUMANS.jsonl RUNDIR")
     if form == "cocoeval":
-        from .scoring.cocoeval_agreement import cocoeval_agreement
+        from .cocoeval.cocoeval_agreement import cocoeval_agreement
 
         for option in ("label_mode", "rules"):
             if getattr(args, option) is not None:
@@ -696,7 +689,7 @@ def _cmd_agreement(args: argparse.Namespace) -> None:
         result: Any = cocoeval_agreement(inputs[0], inputs[1], taxonomy=args.taxonomy, n_bootstrap=args.bootstrap,
                                          seed=args.seed, bootstrap_unit=args.bootstrap_unit or "continuation")
     else:
-        from .scoring.agreement import agreement_files
+        from .nc.agreement import agreement_files
 
         for option in ("taxonomy", "bootstrap_unit"):
             if getattr(args, option) is not None:

@@ -94,6 +94,7 @@ def test_nico_sample_rows_equal_datasets(nico_built: Path, config: str) -> None:
     assert _assert_build_reads_like_datasets(nico_built, config) == ["train", "validation", "test"]
 
 
+@pytest.mark.slow
 def test_cocoeval_rows_equal_datasets(cocoeval_built: Path) -> None:
     configs = list(read_card(cocoeval_built).configs)
     assert "all" in configs and len(configs) > 1

@@ -47,9 +47,9 @@ def _quick(call: Any, match: str) -> None:
 
 @pytest.mark.parametrize("value", [10**9, -1, 2.5, math.nan, True, [[1]]])
 def test_every_bootstrap_refuses_a_bad_count_by_name(value: Any) -> None:
-    from convbench_datasets.scoring.agreement import agreement
-    from convbench_datasets.scoring.behavior_frequency import score_frequencies
-    from convbench_datasets.scoring.cocoeval_agreement import judge_agreement
+    from convbench_datasets.nc.agreement import agreement
+    from convbench_datasets.cocoeval.behavior_frequency import score_frequencies
+    from convbench_datasets.cocoeval.cocoeval_agreement import judge_agreement
     from convbench_datasets.scoring.paired import paired_test
 
     labels = [["Repeat"], ["Other"], ["Repeat"]]
@@ -61,7 +61,7 @@ def test_every_bootstrap_refuses_a_bad_count_by_name(value: Any) -> None:
 
 @pytest.mark.parametrize("seed", [-1, 1.5, math.nan, True, 2**64, "0"])
 def test_every_bootstrap_refuses_a_bad_seed_by_name(seed: Any) -> None:
-    from convbench_datasets.scoring.agreement import agreement
+    from convbench_datasets.nc.agreement import agreement
     from convbench_datasets.scoring.paired import paired_test
 
     _quick(lambda: agreement([["Repeat"]] * 3, [["Repeat"]] * 3, n_bootstrap=10, seed=seed), r"^seed must be ")
@@ -75,7 +75,7 @@ def test_the_evaluate_metric_refuses_a_huge_bootstrap() -> None:
     path = Path(__file__).resolve().parents[1] / "metrics" / "behavior_frequency" / "behavior_frequency.py"
     if not path.is_file():
         pytest.skip("metrics/ not beside the tests")
-    from convbench_datasets.scoring.behavior_frequency import score_frequencies
+    from convbench_datasets.cocoeval.behavior_frequency import score_frequencies
 
     _quick(lambda: score_frequencies([["Repetition"]], [[]], n_bootstrap=10**9), r"^n_bootstrap must be at most 10,000")
 

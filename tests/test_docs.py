@@ -11,6 +11,7 @@ from pathlib import Path
 
 import pytest
 
+pytestmark = pytest.mark.slow  # each test builds the whole site
 ROOT = Path(__file__).resolve().parents[1]
 pytest.importorskip("mkdocs", reason="the docs need the docs extra (pip install -e '.[docs]')")
 pytest.importorskip("mkdocstrings", reason="the docs need the docs extra (pip install -e '.[docs]')")

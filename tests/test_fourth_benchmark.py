@@ -54,7 +54,7 @@ Five words; a model is right when it says the row's word.
 RUN = '''
 from dataclasses import dataclass
 
-from convbench_datasets.benchmark import Executed
+from convbench_datasets.benchmark import BenchmarkBase, Executed
 from convbench_datasets.built_rows import dataset_rows
 from convbench_datasets.runner.backends import GenerationParams
 
@@ -64,7 +64,12 @@ def accuracy(records):
 
 
 @dataclass
-class ToyPlan:
+class ToySettings:
+    """The toy's settings: it has none."""
+
+
+@dataclass
+class ToyPlan(ToySettings):
     dataset: object = None
 
     def rows(self):
@@ -85,31 +90,14 @@ class ToyPlan:
         return {"n": len(records), "accuracy": accuracy(records)}
 
 
-class Toy:
-    name, title, judges, options, rescore_options = "toy", "Toy", (0, 0), (), ()
-
-    def run(self, **kwargs):
-        from convbench_datasets.runner.pipeline import run
-
-        return run(self, **kwargs)
-
-    def plan(self, settings, *, dataset, sources):
-        return ToyPlan(dataset)
-
-    def check_records(self, records, signature):
-        pass
+class Toy(BenchmarkBase):
+    name, title, settings, plan_class = "toy", "Toy", ToySettings, ToyPlan
 
     def rescore(self, records, signature, previous, options):
         return {"n": len(records), "accuracy": accuracy(records)}
 
-    def carried(self, shards, signature):
-        return {}
-
     def summary(self, results, rescored=False):
         return [f"toy accuracy {results['accuracy']:.1f}%"]
-
-    def warnings(self, results):
-        return []
 
 
 BENCHMARK = Toy()

@@ -48,6 +48,7 @@ def _expected(folder: Path) -> tuple[dict, str]:
     return rows, default
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("fixture", ["nc_built", "nico_built"])
 def test_installed_build_loads_by_repo_id_offline(fixture: str, request: pytest.FixtureRequest, tmp_path: Path) -> None:
     folder: Path = request.getfixturevalue(fixture)
@@ -67,6 +68,7 @@ def test_installed_build_loads_by_repo_id_offline(fixture: str, request: pytest.
     assert got == expected
 
 
+@pytest.mark.slow
 def test_a_copy_convbench_did_not_install_is_never_touched(nico_built: Path, tmp_path: Path) -> None:
     env = _env(tmp_path / "hf")
     foreign = tmp_path / "hf" / "datasets" / "convbench___nico" / "dialogs" / "0.0.0" / "0123abcd"
@@ -117,6 +119,7 @@ def test_a_folder_that_is_not_a_build_is_refused(tmp_path: Path, monkeypatch: py
     assert "is not a convbench build of nc" in capsys.readouterr().err
 
 
+@pytest.mark.slow
 def test_a_map_on_another_config_makes_a_nameless_load_refuse_never_return_that_config(
         nico_built: Path, tmp_path: Path) -> None:
     """datasets' cache builder loads the most recently modified config folder when no config is named

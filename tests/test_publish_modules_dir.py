@@ -27,6 +27,7 @@ def test_the_rules_without_evaluate(monkeypatch: pytest.MonkeyPatch, tmp_path: P
     assert evaluate_modules_dir() == tmp_path / "mods" / "evaluate_modules"
 
 
+@pytest.mark.slow
 def test_the_rules_agree_with_evaluates_config_and_follow_it_once_imported(tmp_path: Path) -> None:
     # one process: our answer before evaluate is imported, evaluate's own after, then ours once a notebook
     # has changed evaluate's setting

@@ -17,6 +17,7 @@ import pytest
 from convbench_datasets.errors import ChecksumError, MissingSourceError, SourceError
 from convbench_datasets.processes import HOST as _HOST
 from convbench_datasets.sources import DEAD_WRITER_IDLE_S, STALE_AFTER_S, SourceFile, fetch
+from tests.support.processes import dead_pid
 
 PAYLOAD = b"line one\nline two\n" * 1000
 PAYLOAD_SHA = hashlib.sha256(PAYLOAD).hexdigest()
@@ -177,20 +178,13 @@ def test_http_error_names_the_url(server: str, tmp_path: Path, monkeypatch: pyte
     assert _files(tmp_path) == []
 
 
-def _dead_pid() -> int:
-    """The PID of a process that has exited (and been reaped)."""
-    done = subprocess.Popen([sys.executable, "-c", "pass"])
-    done.wait()
-    return done.pid
-
-
 def test_stale_partials_of_the_file_are_removed_on_download(
     server: str, tmp_path: Path, monkeypatch: pytest.MonkeyPatch
 ) -> None:
     monkeypatch.delenv("CONVBENCH_SOURCES", raising=False)
     folder = tmp_path / "sources" / "demo"
     folder.mkdir(parents=True)
-    dead, live = _dead_pid(), os.getpid()
+    dead, live = dead_pid(), os.getpid()
     stale = [
         f".good.txt.{_HOST}.{dead}.abcd1234.partial",  # its writer was killed on this host, untouched 11 minutes
         ".good.txt.abcd1234.partial",  # the naming before PIDs were recorded, untouched for a day

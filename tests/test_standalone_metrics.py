@@ -68,10 +68,10 @@ print(json.dumps(out))
 
 
 def _package_scores(name: str, kwargs: dict) -> dict:
-    from convbench_datasets.scoring.behavior_frequency import score_frequencies
-    from convbench_datasets.scoring.ncbench_action import score_actions
-    from convbench_datasets.scoring.nico_generation import score_generation
-    from convbench_datasets.scoring.unnatural_prf import score_unnatural
+    from convbench_datasets.cocoeval.behavior_frequency import score_frequencies
+    from convbench_datasets.nc.ncbench_action import score_actions
+    from convbench_datasets.nico.nico_generation import score_generation
+    from convbench_datasets.nico.unnatural_prf import score_unnatural
 
     score = {"ncbench_action": score_actions, "nico_generation": score_generation,
              "unnatural_sentence_prf": score_unnatural, "behavior_frequency": score_frequencies}[name]
@@ -109,6 +109,7 @@ def loaded_without_convbench(exported: Path, tmp_path_factory: pytest.TempPathFa
     return {Path(folder).name: result for folder, result in json.loads(done.stdout).items()}
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("name", sorted(CASES))
 def test_exported_metric_runs_without_convbench(name: str, exported: Path, loaded_without_convbench: dict) -> None:
     folder = exported / name

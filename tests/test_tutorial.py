@@ -6,6 +6,7 @@ from pathlib import Path
 
 import pytest
 
+pytestmark = pytest.mark.slow  # a kernel runs the whole notebook
 NOTEBOOK = Path(__file__).resolve().parents[1] / "docs" / "tutorial.ipynb"
 
 

@@ -13,6 +13,8 @@ from pathlib import Path
 
 import pytest
 
+pytestmark = pytest.mark.slow  # a wheel built, installed in a fresh venv, run from the shell
+
 
 def _run(argv: list[str], env: dict[str, str] | None = None, **kwargs: object) -> subprocess.CompletedProcess:
     # without PYTHONPATH: a checkout named there would be imported instead of the installed wheel

@@ -5,6 +5,9 @@
 - :func:`cocoeval_source_table`: the same per source (its Table 11 data);
 - :func:`cocoeval_ratings_table`: models as rows, then humans, mean 1-10 ratings with 95% intervals (its Table 4);
 - :func:`cocoeval_paper_differences`: how a CoCoEval run's setup departs from the paper's.
+
+Each table takes ``with_n=True`` for an ``n`` column: the compared instances each mean is computed from
+(the results' ``n_compared``, a source's ``n``; for a run whose results lack them, its kept records counted).
 """
 
 from __future__ import annotations
@@ -14,11 +17,22 @@ from typing import Any
 from ..report.runs import Run
 
 
-def cocoeval_table(runs: list[Run]) -> Any:
+def _compared(run: Run, source: str | None = None) -> int:
+    """The instances a run compared (all sources, or ``source``'s): what its means are computed from. The
+    results' ``n_compared`` (a source's ``n``), else its records not excluded counted."""
+    if source is None and isinstance(run.results.get("n_compared"), int):
+        return int(run.results["n_compared"])
+    if source is not None and isinstance((run.results.get("per_source") or {}).get(source, {}).get("n"), int):
+        return int(run.results["per_source"][source]["n"])
+    return sum(r.get("excluded") is None and (source is None or r.get("source") == source) for r in run.records)
+
+
+def cocoeval_table(runs: list[Run], with_n: bool = False) -> Any:
     """The paper's Figure 3 data: per behaviour type, the human and each run's mean occurrences per
     continuation over all sources, with 95% intervals (long format: behaviour, who, mean, low, high).
     One ``human`` entry per type when the runs report the same human numbers (they compared the same
-    continuations), else one per run (``human (run)``): the human series is drawn once, not once per run."""
+    continuations), else one per run (``human (run)``): the human series is drawn once, not once per run.
+    ``with_n=True`` adds ``n``: the compared instances behind each mean."""
     import pandas as pd
 
     scored = [r for r in runs if "model_mean" in r.results]
@@ -32,45 +46,29 @@ def cocoeval_table(runs: list[Run]) -> Any:
             for side, who in (("human_mean", human(run)), ("model_mean", run.name)):
                 low, high = intervals.get(side, {}).get(name, [None, None])
                 rows.setdefault((name, who), {"behaviour": name, "who": who, "mean": results[side][name],
-                                              "low": low, "high": high})
-    return pd.DataFrame(list(rows.values()), columns=["behaviour", "who", "mean", "low", "high"])
+                                              "low": low, "high": high, "n": _compared(run)})
+    return _long(rows, ["behaviour", "who", "mean", "low", "high"], with_n)
+
+
+def _long(rows: dict[Any, dict[str, Any]], columns: list[str], with_n: bool) -> Any:
+    import pandas as pd
+
+    frame = pd.DataFrame(list(rows.values()), columns=[*columns, "n"])
+    frame["n"] = frame["n"].astype("Int64")
+    return frame if with_n else frame.drop(columns="n")
 
 
 def cocoeval_paper_differences(run: Run) -> list[str]:
-    """How a CoCoEval run's setup departs from the paper's; empty when it follows it.
+    """How a CoCoEval run's setup departs from the paper's, one line each
+    (:func:`convbench_datasets.departures.run_departures` with :class:`.run.CoCoEvalSettings`); empty when it
+    follows it: the paper's judge (o4-mini), its repetition countermeasure, intervals over its conversations,
+    the whole test split of all six sources (300 instances, summaries by o4-mini), no request parameter of the
+    user's. A setting a run does not record (made before it was) counts as the paper's, except the
+    countermeasure and the bootstrap unit, whose earlier default was not the paper's."""
+    from ..departures import run_departures
+    from .run import BENCHMARK
 
-    The paper judges with o4-mini, simulates with its repetition countermeasure (copy the five most
-    recent turns first, presence_penalty 2.0; its appendix C.2 and Table 17), bootstraps over its
-    conversations (one per instance) and covers the whole test split. Runs that record none of these
-    (made before they were recorded) are flagged where the setting is unknown."""
-    from .run import PAPER_JUDGE, TURNS_PER_CALL
-    from .simulation import COPIED_TURNS, COPY_PRESENCE_PENALTY
-
-    signature = run.signature
-    differences = []
-    judge = str(signature.get("judge") or "")
-    if PAPER_JUDGE not in judge.lower():
-        differences.append(f"judge {judge or 'not recorded'} (paper: {PAPER_JUDGE})")
-    countermeasure = signature.get("repetition_countermeasure")
-    if countermeasure != {"copied_turns": COPIED_TURNS, "presence_penalty": COPY_PRESENCE_PENALTY}:
-        differences.append("no repetition countermeasure (--no-repetition-countermeasure; paper: copy the last "
-                           f"{COPIED_TURNS} turns first, presence_penalty {COPY_PRESENCE_PENALTY})"
-                           if countermeasure is None else f"repetition countermeasure {countermeasure} (paper: "
-                           f"{COPIED_TURNS} turns, presence_penalty {COPY_PRESENCE_PENALTY})")
-    unit = signature.get("bootstrap_unit")
-    if unit != "instance":
-        differences.append(f"intervals resample {unit or 'source conversations for frequencies, instances for ratings'}"
-                           " (paper: its conversations, one per instance)")
-    if signature.get("turns_per_call") not in TURNS_PER_CALL:
-        differences.append(f"{signature.get('turns_per_call')} turns per call (paper: {', '.join(map(str, TURNS_PER_CALL))})")
-    if signature.get("split", "test") != "test":
-        differences.append(f"split {signature['split']} (paper: test)")
-    if signature.get("limit") is not None:
-        differences.append(f"only the first {signature['limit']} rows (--limit)")
-    shard = signature.get("shard")
-    if isinstance(shard, dict):
-        differences.append(f"shard {shard.get('index')}/{shard.get('count')} only (--shard)")
-    return differences
+    return run_departures(BENCHMARK, run.signature, run.records)
 
 
 def _human_label(runs: list[Run], values: Any) -> Any:
@@ -86,14 +84,15 @@ def _human_label(runs: list[Run], values: Any) -> Any:
     return lambda run: "human" if shared else f"human ({run.name})"
 
 
-def cocoeval_source_table(runs: list[Run]) -> Any:
+def cocoeval_source_table(runs: list[Run], with_n: bool = False) -> Any:
     """The paper's Table 11 data (its Figure 3 averages over all sources: :func:`cocoeval_table`): per
     source and behaviour type, the human and each run's mean
     occurrences per continuation with 95% intervals (long format: source, behaviour, who, mean, low, high).
 
     Sources and types in the order the runs give them; a run that has no rows of a source has no entry
     there (a figure draws it as missing). One ``human`` entry per source when the runs agree on it,
-    else one per run (``human (run)``)."""
+    else one per run (``human (run)``). ``with_n=True`` adds ``n``: the source's compared instances
+    behind each mean."""
     import pandas as pd
 
     scored = [r for r in runs if r.results.get("per_source")]
@@ -107,14 +106,16 @@ def cocoeval_source_table(runs: list[Run]) -> Any:
                 for side, who in (("human_mean", human(run)), ("model_mean", run.name)):
                     low, high = intervals.get(side, {}).get(name, [None, None])
                     rows.setdefault((source, name, who), {"source": source, "behaviour": name, "who": who,
-                                                           "mean": table[side][name], "low": low, "high": high})
-    return pd.DataFrame(list(rows.values()), columns=["source", "behaviour", "who", "mean", "low", "high"])
+                                                           "mean": table[side][name], "low": low, "high": high,
+                                                           "n": _compared(run, source)})
+    return _long(rows, ["source", "behaviour", "who", "mean", "low", "high"], with_n)
 
 
-def cocoeval_ratings_table(runs: list[Run]) -> Any:
+def cocoeval_ratings_table(runs: list[Run], with_n: bool = False) -> Any:
     """The paper's Table 4 layout: one row per run (its model), then the human row(s); per scale
     (consistency, collaborativeness: the runs' rubric scales) the mean 1-10 rating over the compared
-    continuations and its 95% interval (``low``, ``high``; n/a when not computed)."""
+    continuations and its 95% interval (``low``, ``high``; n/a when not computed). ``with_n=True`` adds
+    ``n`` last: the compared continuations behind each row's means."""
     import pandas as pd
 
     scored = [r for r in runs if r.results.get("overall")]
@@ -130,7 +131,9 @@ def cocoeval_ratings_table(runs: list[Run]) -> Any:
                 value = ratings.get(scale) or {}
                 low, high = value.get("interval") or [None, None]
                 row.update({scale: value.get("mean"), f"{scale} low": low, f"{scale} high": high})
+            row.setdefault("n", _compared(run))
     order = [r.name for r in scored] + [w for w in rows if w not in {r.name for r in scored}]  # models, then humans
     frame = pd.DataFrame([rows[w] for w in order], index=pd.Index(order, name="model"),
-                         columns=[c for s in scales for c in (s, f"{s} low", f"{s} high")])
-    return frame
+                         columns=[c for s in scales for c in (s, f"{s} low", f"{s} high")] + ["n"])
+    frame["n"] = frame["n"].astype("Int64")
+    return frame if with_n else frame.drop(columns="n")

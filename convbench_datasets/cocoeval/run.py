@@ -45,7 +45,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
 from typing import Any
 
-from ..benchmark import Executed, Option, declare, make_plan, non_negative, positive
+from ..benchmark import BenchmarkBase, Executed
 from ..counts import MAX_NEW_TOKENS, MAX_REPAIRS, MAX_RESAMPLES, check_count, check_seed
 from ..errors import ConvbenchError
 from ..runner.backends import Backend, GenerationParams
@@ -55,6 +55,8 @@ from ..runner.error_rate import DEFAULT_MAX_ERROR_RATE
 from ..runner.run_folder import RunResult
 from ..runner.session import Session
 from ..runner.stage import complete
+from ..settings import EVERY_VALUE, non_negative, positive, setting, signed_settings
+from .build_facts import build_departures, build_facts
 from .behavior_frequency import mean_with_interval, score_frequencies
 from .simulation import (
     COPIED_TURNS,
@@ -153,25 +155,82 @@ def run_cocoeval(
                max_repairs=max_repairs, bootstrap_unit=bootstrap_unit, n_bootstrap=n_bootstrap, seed=seed)
 
 
-@dataclass
-class CoCoEvalPlan:
-    """One CoCoEval run's settings (the keywords of :func:`run_cocoeval`), checked; see :func:`run_cocoeval`."""
+def _countermeasure(on: bool) -> dict[str, Any] | None:
+    """How the signature records the repetition countermeasure: what it copies and its penalty, or None (off)."""
+    return {"copied_turns": COPIED_TURNS, "presence_penalty": COPY_PRESENCE_PENALTY} if on else None
 
-    config: str = "all"
-    split: str = "test"
-    turns_per_call: int = 5
-    prompt: str = "vanilla"
-    taxonomy: Any = None
-    max_new_tokens: int | None = None
-    tokens_per_turn: int = TOKENS_PER_TURN
-    repetition_countermeasure: bool = True
-    judge_max_new_tokens: int | None = None
-    max_repairs: int = 1
-    bootstrap_unit: str = "instance"
-    n_bootstrap: int = 1000
-    seed: int = 0
-    dataset: Any = None
-    sources: Any = None
+
+def _countermeasure_departure(value: Any, paper: Any) -> str:
+    if value is None:
+        return (f"no repetition countermeasure (--no-repetition-countermeasure; paper: copy the last {COPIED_TURNS} "
+                f"turns first, presence_penalty {COPY_PRESENCE_PENALTY})")
+    return f"repetition countermeasure {value} (paper: {COPIED_TURNS} turns, presence_penalty {COPY_PRESENCE_PENALTY})"
+
+
+@dataclass
+class CoCoEvalSettings:
+    """CoCoEvalBench's settings, declared once (:mod:`convbench_datasets.settings`): the keywords of
+    :func:`run_cocoeval`, the flags of ``convbench run cocoeval``, a sweep block's keys, their signature keys
+    and the paper's values (its section 4 and appendix C)."""
+
+    config: str = setting(
+        "all", help="cocoeval: a source or all (default {default})", paper="all",
+        source="the paper's evaluation set: 300 conversations from six sources",
+        describe=lambda value, paper: f"only source {value} (--config; paper: all six sources)")
+    split: str = setting("test", help="cocoeval: the split to run (default {default})", paper="test",
+                         describe=lambda value, paper: f"split {value} (paper: test)")
+    turns_per_call: int = setting(
+        5, help="cocoeval: turns simulated per model call (default {default})", type=int, choices=TURNS_PER_CALL,
+        paper=EVERY_VALUE, why="the paper reports each of 1, 5 and 30 turns per call (its section 4.2)")
+    prompt: str = setting(
+        "vanilla", help="cocoeval: simulation prompt (default {default})", choices=PROMPT_STYLES, paper=EVERY_VALUE,
+        why="the paper reports both its vanilla and its taxonomy-guided prompt (its section 4.2)")
+    taxonomy: Any = setting(
+        None, help="cocoeval: your own behaviour taxonomy (YAML)", metavar="FILE", key="taxonomy_file",
+        signed=lambda path: None if path is None else os.fspath(path), paper=None,
+        describe=lambda value, paper: f"your taxonomy {value} (--taxonomy; paper: its 10 behaviour types, Table 1)")
+    max_new_tokens: int | None = setting(
+        None, help=f"cocoeval: simulation token limit (default {TOKENS_PER_TURN} per turn written per call, at least "
+                   f"{MIN_NEW_TOKENS})", type=positive, paper=None,
+        source="paper silent: convbench's rule, 256 tokens per turn written",
+        describe=lambda value, paper: f"simulation limit {value} new tokens (--max-new-tokens; default: "
+                                      f"{TOKENS_PER_TURN} per turn written, at least {MIN_NEW_TOKENS})")
+    tokens_per_turn: int = setting(
+        TOKENS_PER_TURN, help="cocoeval: simulation tokens allowed per turn written, when --max-new-tokens is not "
+                              "given (default {default})", type=positive, paper=TOKENS_PER_TURN, source="paper silent: convbench's rule", key="token_limit_rule.tokens_per_turn",
+        describe=lambda value, paper: f"{value} simulation tokens per turn (default: {paper})")
+    repetition_countermeasure: bool = setting(
+        True, flag="--no-repetition-countermeasure",
+        help=f"cocoeval: an ablation: leave out the paper's repetition countermeasure (its appendix C.2, on by "
+             f"default: each reply first copies the last {COPIED_TURNS} turns, removed before judging, with "
+             f"presence_penalty {COPY_PRESENCE_PENALTY})", action="store_true",
+        to_settings=lambda given: {"repetition_countermeasure": not given}, signed=_countermeasure,
+        paper=_countermeasure(True), unrecorded=None, describe=_countermeasure_departure)
+    judge_max_new_tokens: int | None = setting(
+        None, help=f"cocoeval: judge token limit (default {JUDGE_MAX_NEW_TOKENS}, "
+                   f"{REASONING_JUDGE_MAX_NEW_TOKENS:,} for a reasoning model such as openai:o4-mini)",
+        type=positive, paper=None, source="paper silent: OpenAI's advice for reasoning models",
+        describe=lambda value, paper: f"judge limit {value} new tokens (--judge-max-new-tokens; default: "
+                                      f"{REASONING_JUDGE_MAX_NEW_TOKENS:,} for a reasoning judge, else "
+                                      f"{JUDGE_MAX_NEW_TOKENS:,})")
+    max_repairs: int = setting(
+        1, help="cocoeval: rounds an unusable reply is shown back to the model to repair (default {default})",
+        type=non_negative, paper=1,
+        source="paper silent: convbench's policy",
+        describe=lambda value, paper: f"{value} repair rounds for unusable replies (default: {paper})")
+    bootstrap_unit: str = setting(
+        "instance", help="cocoeval: what the intervals resample: instance (the paper's conversations; default "
+                         "{default}) or source_conversation (whole meetings and debates)", choices=BOOTSTRAP_UNITS,
+        paper="instance", unrecorded=None,
+        describe=lambda value, paper: f"intervals resample {value or 'source conversations for frequencies, instances for ratings'}"
+                                      " (paper: its conversations, one per instance)")
+    n_bootstrap: int = setting(
+        1000, flag="--bootstrap", help="cocoeval: bootstrap resamples for the intervals (default {default}; 0 for none)",
+        type=non_negative, metavar="N", paper=1000, source="the paper's bootstrap uses 1,000 resamples (appendix B)",
+        describe=lambda value, paper: f"{value} bootstrap resamples (paper: {paper})")
+    seed: int = setting(0, help="cocoeval: the bootstrap's seed (default {default})", type=non_negative,
+                        paper=EVERY_VALUE,
+                        why="a seed moves interval bounds by resampling noise only")
 
     def __post_init__(self) -> None:
         check_count("turns_per_call", self.turns_per_call, least=1)  # counted first: 5.0 would pass `in`
@@ -188,12 +247,28 @@ class CoCoEvalPlan:
                             ("judge_max_new_tokens", self.judge_max_new_tokens)):
             if value is not None:
                 check_count(name, value, least=1, most=MAX_NEW_TOKENS)
+
+
+@dataclass
+class CoCoEvalPlan(CoCoEvalSettings):
+    """One CoCoEval run's settings, checked, with its taxonomy read; see :func:`run_cocoeval`."""
+
+    dataset: Any = None
+    sources: Any = None
+
+    def __post_init__(self) -> None:
+        super().__post_init__()
         self.behaviours = load_taxonomy(self.taxonomy)
         self.copied = COPIED_TURNS if self.repetition_countermeasure else 0
         self.params = GenerationParams(
             max_new_tokens=self.max_new_tokens or simulation_token_limit(self.turns_per_call, self.copied,
                                                                          self.tokens_per_turn),
             presence_penalty=COPY_PRESENCE_PENALTY if self.repetition_countermeasure else None)
+
+    def build_facts(self, rows: list[dict[str, Any]]) -> dict[str, Any]:
+        """What the dataset build the run read holds (every row of its config and split, before --limit,
+        --sample or --shard): the instances per source and how the summaries were made."""
+        return build_facts(rows, self.config, self.split)
 
     def judge_params(self, session: Session) -> GenerationParams:
         """The judge's decoding: ``judge_max_new_tokens``, else :func:`judge_token_limit` of the run's judge."""
@@ -220,6 +295,7 @@ class CoCoEvalPlan:
     def signature(self, session: Session) -> dict[str, Any]:
         groups = {b.name: b.group for b in self.behaviours}
         return {
+            **signed_settings(self),
             "config": self.config, "split": self.split, "generation": self.params.to_dict(),
             "judge_generation": self.judge_params(session).to_dict(), "turns_per_call": self.turns_per_call,
             "prompt": self.prompt, "taxonomy": list(groups), "taxonomy_groups": groups, "max_repairs": self.max_repairs,
@@ -404,44 +480,18 @@ def score_records(records: list[dict[str, Any]], names: list[str], n_bootstrap: 
     return results
 
 
-class CoCoEvalBenchmark:
+class CoCoEvalBenchmark(BenchmarkBase):
     """CoCoEvalBench for the runner (:class:`convbench_datasets.benchmark.Benchmark`)."""
 
     name = "cocoeval"
     title = "CoCoEvalBench"
     judges = (1, 1)
     strata = ("source",)  # what --sample spreads over (the paper's per-source table)
-    rescore_options: tuple[Option, ...] = ()
-    options = declare(
-        run_cocoeval,
-        Option("--config", "config", "cocoeval: a source or all (default {default})"),
-        Option("--split", "split", "cocoeval: the split to run (default {default})"),
-        Option("--turns-per-call", "turns_per_call", "cocoeval: turns simulated per model call (default {default})", type=int,
-               choices=TURNS_PER_CALL),
-        Option("--prompt", "prompt", "cocoeval: simulation prompt (default {default})", choices=PROMPT_STYLES),
-        Option("--taxonomy", "taxonomy", "cocoeval: your own behaviour taxonomy (YAML)", metavar="FILE"),
-        Option("--no-repetition-countermeasure", "repetition_countermeasure",
-               f"cocoeval: an ablation: leave out the paper's repetition countermeasure (its appendix C.2, on by "
-               f"default: each reply first copies the last {COPIED_TURNS} turns, removed before judging, with "
-               f"presence_penalty {COPY_PRESENCE_PENALTY})", action="store_true",
-               to_settings=lambda given: {"repetition_countermeasure": not given}),
-        Option("--bootstrap", "n_bootstrap", "cocoeval: bootstrap resamples for the intervals (default {default}; 0 for none)",
-               type=non_negative, metavar="N"),
-        Option("--bootstrap-unit", "bootstrap_unit", "cocoeval: what the intervals resample: instance (the paper's "
-               "conversations; default {default}) or source_conversation (whole meetings and debates)",
-               choices=BOOTSTRAP_UNITS),
-        Option("--max-new-tokens", "max_new_tokens", f"cocoeval: simulation token limit (default {TOKENS_PER_TURN} per "
-               f"turn written per call, at least {MIN_NEW_TOKENS})", type=positive),
-        Option("--judge-max-new-tokens", "judge_max_new_tokens", f"cocoeval: judge token limit (default "
-               f"{JUDGE_MAX_NEW_TOKENS}, {REASONING_JUDGE_MAX_NEW_TOKENS:,} for a reasoning model such as openai:o4-mini)",
-               type=positive),
-    )
+    settings, plan_class = CoCoEvalSettings, CoCoEvalPlan
+    paper_judge = PAPER_JUDGE
 
-    def run(self, **kwargs: Any) -> RunResult:
-        return run_cocoeval(**kwargs)
-
-    def plan(self, settings: Mapping[str, Any], *, dataset: Any, sources: Any) -> CoCoEvalPlan:
-        return make_plan(CoCoEvalPlan, {**settings, "dataset": dataset, "sources": sources}, self.title)  # type: ignore[no-any-return]
+    def build_departures(self, build: Mapping[str, Any]) -> list[str]:
+        return build_departures(build)
 
     def check_records(self, records: list[dict[str, Any]], signature: dict[str, Any]) -> None:
         for lineno, record in enumerate(records, start=1):
@@ -457,9 +507,6 @@ class CoCoEvalBenchmark:
                              signature.get("n_bootstrap", 1000), signature.get("seed", 0),
                              groups if set(groups) >= set(signature.get("taxonomy") or groups) else None,
                              signature.get("bootstrap_unit", "instance"))
-
-    def carried(self, shards: list[dict[str, Any]], signature: dict[str, Any]) -> dict[str, Any]:
-        return {}  # re-scoring recomputes every figure
 
     def summary(self, results: dict[str, Any], rescored: bool = False) -> list[str]:
         r = results
@@ -478,8 +525,6 @@ class CoCoEvalBenchmark:
                       for name in r["model_mean"]]
         return lines
 
-    def warnings(self, results: dict[str, Any]) -> list[str]:
-        return []
 
 
 BENCHMARK = CoCoEvalBenchmark()

@@ -11,7 +11,7 @@ How the judge's text is read (``parsing``) is a choice of its own, recorded in t
 
 - ``exact`` (the default): the released aggregator's reading, which made the paper's tables: pieces
   cut at commas and new lines, stripped, compared case-sensitively with the label names
-  (``scoring/released_rule.py``); ``answer`` or ``Pre-Closing`` names no label.
+  (``released_rule.py``); ``answer`` or ``Pre-Closing`` names no label.
 - ``lenient``: convbench's forgiving reading (``nc/judge_output.py``): case, spaces, hyphens, bullets,
   quotes and trailing punctuation ignored, blank pieces dropped. It passes rows the released script
   fails (``answer``) and fails rows it passes (``GratitudeReceipt, silence`` on a Sequence Abort row:
@@ -91,7 +91,7 @@ def score_actions(
         tasks: the upstream task per row (27 names, e.g. ``Detail Request-All``), for ``per_task``, the
             released aggregator's own breakdown.
         parsing: ``exact`` (default: the released aggregator's reading of the raw text, case-sensitive,
-            no spelling normalisation; ``scoring/released_rule.py``) or ``lenient`` (convbench's forgiving
+            no spelling normalisation; ``released_rule.py``) or ``lenient`` (convbench's forgiving
             label matching, ``nc/judge_output.py``); see the module docstring. Recorded in ``signature``
             (``released`` and ``convbench``, the older names, are taken for ``exact`` and ``lenient``).
 

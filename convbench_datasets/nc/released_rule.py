@@ -6,7 +6,7 @@ spaces survives as an empty label); pieces are stripped and deduplicated; a row 
 is, case-sensitively, an acceptable label. Where Silence or NonVerbal is acceptable and the judge gave
 one of them, the row passes only if that is the sole piece. This is the default reading
 (``parsing="exact"``, ``--parsing exact``), with either list of acceptable labels (``--rules``);
-``parsing="lenient"`` is convbench's forgiving one: see ``scoring/ncbench_action.py``.
+``parsing="lenient"`` is convbench's forgiving one: see ``ncbench_action.py``.
 
 Example:
     >>> sorted(released_pieces("Answer, Repeat\\n"))

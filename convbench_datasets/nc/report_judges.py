@@ -3,7 +3,8 @@
 - :func:`judge_agreement_table`: the paper's Table 7 layout: one row per (run, judge pair), Cohen's
   kappa and percent agreement at the label level and at the pass/fail level, with the rows compared
   and the bootstrap 95% intervals; ``published=True`` adds the paper's own Table 7 rows, marked;
-- :func:`per_judge_table`: one row per (run, judge): overall accuracy and per set, unparsed, errors;
+- :func:`per_judge_table`: one row per (run, judge): overall accuracy and per set, unparsed, errors
+  (``with_n=True``: with the rows behind each accuracy, :func:`per_judge_counts`);
 - :func:`judge_tables`: both, named and titled for the report; empty when no run has several judges.
 
 Runs with one judge have neither ``per_judge`` nor ``judge_agreement`` in their results and are left out.
@@ -49,9 +50,31 @@ def judge_agreement_table(runs: list[Run], published: bool = False) -> Any:
     return pd.DataFrame(rows, columns=columns).set_index(["run", "pair"])
 
 
-def per_judge_table(runs: list[Run]) -> Any:
-    """Per (run, judge): accuracy overall and per set (percent), unparsed answers and per-row errors."""
+def per_judge_counts(runs: list[Run]) -> Any:
+    """The rows behind :func:`per_judge_table`'s accuracies: per (run, judge), ``Overall`` the run's rows and
+    per set its rows in that set (every judge judged every row), counted in the run's records."""
     import pandas as pd
+    from collections import Counter
+
+    rows: list[dict[str, Any]] = []
+    for run in runs:
+        per_set = Counter(r.get("set") for r in run.records)
+        for name in run.results.get("per_judge") or {}:
+            rows.append({"run": run.name, "judge": name, "Overall": len(run.records), **per_set})
+    if not rows:
+        return pd.DataFrame(columns=["run", "judge", "Overall"]).set_index(["run", "judge"])
+    return pd.DataFrame(rows).set_index(["run", "judge"]).astype("Int64")
+
+
+def per_judge_table(runs: list[Run], with_n: bool = False) -> Any:
+    """Per (run, judge): accuracy overall and per set (percent), unparsed answers and per-row errors.
+    ``with_n=True``: each accuracy column followed by its row counts ``"<column> n"`` (:func:`per_judge_counts`)."""
+    import pandas as pd
+
+    if with_n:
+        from ..report.cells import with_counts
+
+        return with_counts(per_judge_table(runs), per_judge_counts(runs))
 
     rows: list[dict[str, Any]] = []
     for run in runs:

@@ -11,6 +11,10 @@
 - :func:`nc_pooled_failures`: Table 5's analysis pooled over the runs of one such group, beside the paper's Table 5;
 - :func:`nc_judge_sanity`: the repeat baseline's ``labelled_repeat`` per run that has it;
 - :func:`nc_paper_differences`: how a run's setup differs from the paper's (then not directly comparable);
+- :func:`paper_n_legend`: the rows behind the published cells (the paper's Table 1).
+
+``nc_table``, ``nc_set_tables`` and ``nc_task_table`` take ``with_n=True`` for each run's row counts beside
+its values (``"<run> n"`` columns, counted in the run's records); ``nc_failures`` has ``failing_rows``.
 """
 
 from __future__ import annotations
@@ -23,8 +27,8 @@ from ..report.runs import Run
 from .judge_output import UNPARSED_LABEL
 from .ncbench_action import ERROR_LABEL
 from .paper_results import paper_results
+from .run import run_parsing
 from .patterns import pattern_table
-from .run import JUDGE_MAX_NEW_TOKENS, run_parsing
 
 OVERALL = "Overall"
 
@@ -46,96 +50,76 @@ def paper_legend() -> str:
 
 
 def nc_paper_differences(run: Run) -> list[str]:
-    """How ``run``'s signature differs from the paper's setup; empty when its numbers are comparable.
+    """How ``run``'s setup departs from the paper's, one line each (:func:`convbench_datasets.departures.run_departures`
+    with NC-Bench's declared settings); empty when its numbers are comparable.
 
-    The judge must be the paper's (its name in the judge spec, any provider), the judge prompt the
-    released one (``judge_template`` "released"; runs that do not record it used convbench's wording),
-    the decoding, when recorded, greedy with the paper's token limit, the judge's greedy with the released
-    pipeline's limit; the judge's answers read as the released aggregator reads them (``parsing`` exact;
-    runs that do not record it were read leniently), and the paper's acceptable labels on every task the
-    run scored (``rules released_script`` differs on one rag task only); every row, no filled request details.
+    The judge must be the paper's (its name in the judge spec, any provider); each setting the paper's value
+    (:class:`.run.NCSettings`: the released judge prompt, greedy decoding with the paper's token limit, the
+    released pipeline's judge limit, the released aggregator's exact reading, the paper's acceptable labels on
+    every task the run scored, no filled request details); every row; no request parameter of the user's.
     """
-    setup, signature = paper_results().setup, run.signature
-    differences = []
-    judge = str(signature.get("judge") or "")
-    if setup["judge"].lower() not in judge.lower():
-        differences.append(f"judge {judge or 'not recorded'} (paper: {setup['judge']})")
-    template = signature.get("judge_template")
-    if template != setup["judge_template"]:
-        differences.append(f"judge prompt {template or 'not recorded'} (paper: {setup['judge_template']})")
-    generation = signature.get("generation") or {}
-    if generation.get("temperature", 0) not in (0, 0.0):
-        differences.append(f"temperature {generation['temperature']} (paper: {setup['decoding']})")
-    if generation.get("max_new_tokens", setup["max_new_tokens"]) != setup["max_new_tokens"]:
-        differences.append(f"{generation['max_new_tokens']} new tokens (paper: {setup['max_new_tokens']})")
-    if signature.get("limit") is not None:
-        differences.append(f"only the first {signature['limit']} rows (--limit): cells cover part of each pattern")
-    shard = signature.get("shard")
-    if isinstance(shard, dict):
-        differences.append(f"shard {shard.get('index')}/{shard.get('count')} only (--shard): `convbench merge` its shards "
-                           "for the whole run")
-    judge_generation = signature.get("judge_generation") or {}
-    if judge_generation.get("temperature", 0) not in (0, 0.0) or \
-            judge_generation.get("max_new_tokens", JUDGE_MAX_NEW_TOKENS) != JUDGE_MAX_NEW_TOKENS:
-        differences.append(f"judge decoding temperature {judge_generation.get('temperature', 0)}, "
-                           f"{judge_generation.get('max_new_tokens')} new tokens (released pipeline: greedy, "
-                           f"{JUDGE_MAX_NEW_TOKENS})")
-    parsing = run_parsing(signature)
-    if parsing != setup["parsing"]:
-        assumed = " (not recorded by the run: read so before convbench recorded it)" \
-            if "parsing" not in signature or signature.get("parsing_assumed") else ""
-        differences.append(f"{parsing} reading of judge answers{assumed} (paper: the released aggregator's "
-                           f"{setup['parsing']} reading)")
-    differences += _rule_differences(run, setup["rules"])
-    if signature.get("fill_request_details"):
-        differences.append("request details filled in the judge prompt (the released pipeline leaves them empty)")
-    return differences
+    from ..departures import run_departures
+    from .run import BENCHMARK
+
+    return run_departures(BENCHMARK, run.signature, run.records)
 
 
-def _rule_differences(run: Run, paper_rules: str) -> list[str]:
-    """The run's ``rules`` where they change the acceptable labels of a task it scored (from the pattern table)."""
-    rules = run.signature.get("rules", paper_rules)
-    if rules == paper_rules:
-        return []
+def paper_n_legend(set_name: str | None = None) -> str:
+    """The legend line on the rows behind the published (†) cells: each is a model's accuracy over every
+    row of the paper's set (its Table 1, whose counts ``patterns.yaml``'s ``rows`` repeat: 20 per upstream
+    task), so 20 rows per pattern except complex_request's patterns that pool two or three tasks (40 or 60).
+    ``set_name``: that set's counts only (a per-set table)."""
     table = pattern_table()
-    if rules not in table.rule_variants:
-        return [f"rules {rules} (paper: {paper_rules})"]
-    scored = {(r.get("set"), r.get("task")) for r in run.records}
-    changes = []
-    for set_name, task in table.rule_variants[rules]:
-        if run.records and (set_name, task) not in scored:
-            continue  # a task the run did not score is scored alike under both
-        ours, paper = (table.acceptable_labels(set_name, task, r) for r in (rules, paper_rules))  # type: ignore[arg-type]
-        change = [f"rejects {', '.join(x for x in paper if x not in ours)}" if set(paper) - set(ours) else "",
-                  f"accepts {', '.join(x for x in ours if x not in paper)}" if set(ours) - set(paper) else ""]
-        changes.append(f"{set_name} {task} {' and '.join(c for c in change if c)}")
-    if not changes:
-        return []
-    return [f"rules {rules}: {'; '.join(changes)} (paper: {paper_rules}, its appendix B.1 and Table 3)"]
+    published = paper_results()
+    parts = []
+    for name in [set_name] if set_name is not None else [s for s in table.sets if s in published.cells]:
+        by_n: dict[int, list[str]] = {}
+        for pattern, n in table.pattern_counts(name).items():
+            by_n.setdefault(n, []).append(pattern)
+        usual = max(by_n, key=lambda n: (len(by_n[n]), -n))
+        others = "; ".join(f"{', '.join(patterns)}: n={n}" for n, patterns in sorted(by_n.items()) if n != usual)
+        parts.append(f"{name}: n={usual} per pattern{f' ({others})' if others else ''}, Overall n={table.rows(name)}")
+    return (f"{PAPER_MARK} cells: each published model's accuracy over every row of the paper's set (its Table 1, "
+            f"20 rows per upstream task): {'; '.join(parts)}.")
 
 
-def nc_table(runs: list[Run], reference: bool = True) -> Any:
-    """One row per (set, pattern), each set's overall after its patterns, the overall over all sets last.
+def _nc_counts(run: Run) -> dict[tuple[str, str], int]:
+    """Rows per (set, pattern), per (set, ``Overall``) and (``Overall``, ``Overall``), counted in the run's
+    records: ``results.json`` holds the accuracies of these cells (``per_set_pattern``, ``per_set``,
+    ``accuracy``) but no count per set and pattern (its ``pattern_counts`` pool the sets)."""
+    counts: Counter[tuple[str, str]] = Counter()
+    for record in run.records:
+        counts[(record.get("set"), record.get("pattern"))] += 1
+        counts[(record.get("set"), OVERALL)] += 1
+    counts[(OVERALL, OVERALL)] = len(run.records)
+    return dict(counts)
 
-    With ``reference`` (default) the paper's seven models follow the runs as columns headed
-    ``Model (paper)†`` and every pattern of each set a run covers is a row (the runs' missing cells
-    are NaN); the paper reports no overall over all sets (NaN there). Without it, only the runs'
-    columns and the rows they scored.
-    """
+
+def _nc_frames(runs: list[Run], reference: bool) -> tuple[Any, Any]:
+    """:func:`nc_table`'s frame and the runs' row counts (same index, the runs' columns; ``<NA>``: no rows)."""
     import pandas as pd
 
     table = pattern_table()
     rows: dict[tuple[str, str], dict[str, float]] = {}
+    counted: dict[tuple[str, str], dict[str, int]] = {}
     for run in runs:
         per = run.results.get("per_set_pattern", {})
+        counts = _nc_counts(run)
+
+        def put(key: tuple[str, str], value: float, run: Run = run,
+                counts: dict[tuple[str, str], int] = counts) -> None:
+            rows.setdefault(key, {})[run.name] = value
+            if key in counts:  # a cell with no record behind it (an inconsistent folder) gets no count
+                counted.setdefault(key, {})[run.name] = counts[key]
+
         for set_name in table.sets:
             if set_name not in per:
                 continue
             for pattern in table.patterns(set_name):
                 if pattern in per[set_name]:
-                    rows.setdefault((set_name, pattern), {})[run.name] = per[set_name][pattern]
-            rows.setdefault((set_name, OVERALL), {})[run.name] = run.results["per_set"][set_name]
-        rows.setdefault((OVERALL, OVERALL), {})[run.name] = run.results["accuracy"]
+                    put((set_name, pattern), per[set_name][pattern])
+            put((set_name, OVERALL), run.results["per_set"][set_name])
+        put((OVERALL, OVERALL), run.results["accuracy"])
     columns = [r.name for r in runs]
     if reference:
         published = paper_results()
@@ -145,27 +129,56 @@ def nc_table(runs: list[Run], reference: bool = True) -> Any:
                     {published_column(model): value for model, value in values.items()})
         columns += [published_column(model) for model in published.models]
     order = [(s, p) for s in table.sets for p in [*table.patterns(s), OVERALL]] + [(OVERALL, OVERALL)]
-    frame = pd.DataFrame.from_dict(rows, orient="index", dtype=float)
-    frame = frame.reindex(index=[key for key in order if key in rows], columns=columns)  # the paper's order
-    frame.index = pd.MultiIndex.from_tuples(frame.index, names=["set", "pattern"])
-    return frame
+    index = [key for key in order if key in rows]  # the paper's order
+    frame = pd.DataFrame.from_dict(rows, orient="index", dtype=float).reindex(index=index, columns=columns)
+    counts = pd.DataFrame.from_dict(counted, orient="index").reindex(index=index, columns=[r.name for r in runs])
+    for each in (frame, counts):
+        each.index = pd.MultiIndex.from_tuples(index, names=["set", "pattern"])
+    return frame, counts.astype("Int64")
 
 
-def nc_set_tables(runs: list[Run], reference: bool = True) -> dict[str, Any]:
-    """Set -> the paper's table for that set: patterns as rows (the paper's order), ``Overall`` last,
-    the runs as columns, then (with ``reference``) the published models headed ``Model (paper, Table N)†``."""
-    combined = nc_table(runs, reference=reference)
+def nc_table(runs: list[Run], reference: bool = True, with_n: bool = False) -> Any:
+    """One row per (set, pattern), each set's overall after its patterns, the overall over all sets last.
+
+    With ``reference`` (default) the paper's seven models follow the runs as columns headed
+    ``Model (paper)†`` and every pattern of each set a run covers is a row (the runs' missing cells
+    are NaN); the paper reports no overall over all sets (NaN there). Without it, only the runs'
+    columns and the rows they scored.
+
+    ``with_n=True`` adds after each run's column its row counts, ``"<run> n"`` (nullable integers, counted
+    in the run's records: the rows each cell is computed from; ``<NA>`` where the run scored none); the
+    published columns have none (:func:`paper_n_legend` says theirs). The values stay floats either way.
+    """
+    from ..report.cells import with_counts
+
+    frame, counts = _nc_frames(runs, reference)
+    return with_counts(frame, counts) if with_n else frame
+
+
+def _nc_set_frames(runs: list[Run], reference: bool) -> dict[str, tuple[Any, Any]]:
+    """Set -> (:func:`nc_set_tables`'s frame, the runs' row counts)."""
+    combined, counts = _nc_frames(runs, reference)
     tables = {}
     for set_name in dict.fromkeys(s for s, _ in combined.index):
         if set_name == OVERALL:
             continue
-        frame = combined.loc[set_name].copy()
-        frame.index.name = "pattern"
+        frame, set_counts = combined.loc[set_name].copy(), counts.loc[set_name].copy()
+        frame.index.name = set_counts.index.name = "pattern"
         if reference:
             frame = frame.rename(columns={published_column(m): published_column(m, set_name)
                                           for m in paper_results().models})
-        tables[set_name] = frame
+        tables[set_name] = (frame, set_counts)
     return tables
+
+
+def nc_set_tables(runs: list[Run], reference: bool = True, with_n: bool = False) -> dict[str, Any]:
+    """Set -> the paper's table for that set: patterns as rows (the paper's order), ``Overall`` last,
+    the runs as columns, then (with ``reference``) the published models headed ``Model (paper, Table N)†``.
+    ``with_n=True``: each run's column followed by its row counts ``"<run> n"``, as :func:`nc_table`."""
+    from ..report.cells import with_counts
+
+    return {s: with_counts(frame, counts) if with_n else frame
+            for s, (frame, counts) in _nc_set_frames(runs, reference).items()}
 
 
 def _run_per_task(run: Run) -> dict[str, dict[str, float]] | None:
@@ -184,14 +197,14 @@ def _run_per_task(run: Run) -> dict[str, dict[str, float]] | None:
     return {s: {t: 100.0 * p / n for t, (p, n) in tasks.items()} for s, tasks in counts.items()}
 
 
-def nc_task_table(runs: list[Run]) -> Any:
-    """Accuracy (%) per (set, upstream task), one column per run, tasks in ``patterns.yaml`` order (the
-    released aggregator's breakdown; the paper publishes none). Runs with neither ``per_task`` nor a
-    task in every record are left out; ``frame.attrs["omitted"]`` names them."""
+def _nc_task_frames(runs: list[Run]) -> tuple[Any, Any]:
+    """:func:`nc_task_table`'s frame and the runs' row counts per (set, task), counted in the records
+    (``results.json``'s ``per_task`` holds accuracies only); none for a run whose records lack a task."""
     import pandas as pd
 
     table = pattern_table()
     rows: dict[tuple[str, str], dict[str, float]] = {}
+    counted: dict[tuple[str, str], dict[str, int]] = {}
     included, omitted = [], []
     for run in runs:
         per_task = _run_per_task(run)
@@ -199,31 +212,59 @@ def nc_task_table(runs: list[Run]) -> Any:
             omitted.append(run.name)
             continue
         included.append(run.name)
+        counts = Counter((r.get("set"), r.get("task")) for r in run.records
+                         ) if all(isinstance(r.get("task"), str) for r in run.records) else Counter()
         for set_name, tasks in per_task.items():
             for task, value in tasks.items():
                 rows.setdefault((set_name, task), {})[run.name] = value
+                if counts[(set_name, task)]:
+                    counted.setdefault((set_name, task), {})[run.name] = counts[(set_name, task)]
     known = [(e.set, e.task) for e in table.tasks]
     others = sorted(key for key in rows if key not in set(known))  # tasks patterns.yaml does not name, last
-    frame = pd.DataFrame.from_dict(rows, orient="index", dtype=float)
-    frame = frame.reindex(index=[k for k in known if k in rows] + others, columns=included)
-    frame.index = pd.MultiIndex.from_tuples(list(frame.index), names=["set", "task"])
+    index = [k for k in known if k in rows] + others
+    frame = pd.DataFrame.from_dict(rows, orient="index", dtype=float).reindex(index=index, columns=included)
+    counts_frame = pd.DataFrame.from_dict(counted, orient="index").reindex(index=index, columns=included)
+    for each in (frame, counts_frame):
+        each.index = pd.MultiIndex.from_tuples(index, names=["set", "task"])
     frame.attrs["omitted"] = omitted
-    return frame
+    return frame, counts_frame.astype("Int64")
+
+
+def nc_task_table(runs: list[Run], with_n: bool = False) -> Any:
+    """Accuracy (%) per (set, upstream task), one column per run, tasks in ``patterns.yaml`` order (the
+    released aggregator's breakdown; the paper publishes none). Runs with neither ``per_task`` nor a
+    task in every record are left out; ``frame.attrs["omitted"]`` names them. ``with_n=True``: each run's
+    column followed by its row counts ``"<run> n"`` (counted in its records), as :func:`nc_table`."""
+    from ..report.cells import with_counts
+
+    frame, counts = _nc_task_frames(runs)
+    if not with_n:
+        return frame
+    counted = with_counts(frame, counts)
+    counted.attrs["omitted"] = frame.attrs["omitted"]
+    return counted
 
 
 def nc_failures(runs: list[Run]) -> Any:
+    """Per run, set and pattern with failing rows: the label most of them carry (``top_failure_label``), its
+    ``share_of_failures`` (%), ``failing_rows`` (the rows that share is computed from, counted in the run's
+    records) and the next labels (``others``)."""
     import pandas as pd
 
     rows = []
     for run in runs:
+        failing = Counter((r.get("set"), r.get("pattern")) for r in run.records if not r.get("passed"))
         for set_name, breakdown in run.results.get("failure_breakdown_per_set", {}).items():
             for pattern, shares in breakdown.items():
                 if shares:
                     label, share = next(iter(shares.items()))
                     rows.append({"model": run.name, "set": set_name, "pattern": pattern, "top_failure_label": label,
-                                 "share_of_failures": share,
+                                 "share_of_failures": share, "failing_rows": failing[(set_name, pattern)] or None,
                                  "others": ", ".join(f"{k} {v:.0f}%" for k, v in list(shares.items())[1:4])})
-    return pd.DataFrame(rows, columns=["model", "set", "pattern", "top_failure_label", "share_of_failures", "others"])
+    frame = pd.DataFrame(rows, columns=["model", "set", "pattern", "top_failure_label", "share_of_failures",
+                                        "failing_rows", "others"])
+    frame["failing_rows"] = frame["failing_rows"].astype("Int64")
+    return frame
 
 
 def failure_pool(run: Run) -> tuple[str, str, str]:

@@ -37,7 +37,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from ..benchmark import Executed, Option, declare, make_plan, positive
+from ..benchmark import BenchmarkBase, Executed
 from ..counts import MAX_NEW_TOKENS, check_count
 from ..errors import ConvbenchError
 from ..runner import ahead
@@ -47,6 +47,7 @@ from ..runner.cache import ResponseCache
 from ..runner.error_rate import DEFAULT_MAX_ERROR_RATE
 from ..runner.run_folder import RunResult
 from ..runner.session import Session
+from ..settings import EVERY_VALUE, Option, positive, setting, signed_settings
 from .judge_reading import PARSINGS, judge_row, parsing_name
 from .judge_output import ParsedJudgement
 from .judge_prompt import TemplateChoice, judge_messages, resolve_template, template_name
@@ -170,21 +171,94 @@ def read_rows(config: str, dataset: str | os.PathLike[str] | None = None,
     return dataset_rows("nc", config, "test", dataset=dataset, sources=sources, rules=row_rules())
 
 
-@dataclass
-class NCPlan:
-    """One NC-Bench run's settings (the keywords of :func:`run_nc`), checked; see :func:`run_nc`."""
+def _paper_setup(name: str) -> Any:
+    """The paper's value of one setting, from ``paper_results.yaml``'s ``setup`` (read when a report asks)."""
+    def read() -> Any:
+        from .paper_results import paper_results
 
-    config: str = "all"
-    max_new_tokens: int = 1024
-    judge_max_new_tokens: int | None = None  # None: judge_params' default for the run's judges
-    first_line_only: bool = True
-    template: Any = "released"
-    fill_request_details: bool = False
-    rules: str = "paper"
-    parsing: str = "exact"
-    pipelined: bool = True
-    dataset: Any = None
-    sources: Any = None
+        return paper_results().setup[name]
+    return read
+
+
+def _parsing_departure(value: Any, signature: Mapping[str, Any], records: Sequence[Mapping[str, Any]]) -> str | None:
+    paper = _paper_setup("parsing")()
+    parsing = run_parsing(signature)
+    if parsing == paper:
+        return None
+    assumed = " (not recorded by the run: read so before convbench recorded it)" \
+        if "parsing" not in signature or signature.get("parsing_assumed") else ""
+    return f"{parsing} reading of judge answers{assumed} (paper: the released aggregator's {paper} reading)"
+
+
+def _rules_departure(value: Any, signature: Mapping[str, Any], records: Sequence[Mapping[str, Any]]) -> str | None:
+    """The run's ``rules`` where they change the acceptable labels of a task it scored (from the pattern table)."""
+    paper_rules = _paper_setup("rules")()
+    if value == paper_rules:
+        return None
+    table = pattern_table()
+    if value not in table.rule_variants:
+        return f"rules {value} (paper: {paper_rules})"
+    scored = {(r.get("set"), r.get("task")) for r in records}
+    changes = []
+    for set_name, task in table.rule_variants[value]:
+        if records and (set_name, task) not in scored:
+            continue  # a task the run did not score is scored alike under both
+        ours, paper = (table.acceptable_labels(set_name, task, r) for r in (value, paper_rules))
+        change = [f"rejects {', '.join(x for x in paper if x not in ours)}" if set(paper) - set(ours) else "",
+                  f"accepts {', '.join(x for x in ours if x not in paper)}" if set(ours) - set(paper) else ""]
+        changes.append(f"{set_name} {task} {' and '.join(c for c in change if c)}")
+    if not changes:
+        return None
+    return f"rules {value}: {'; '.join(changes)} (paper: {paper_rules}, its appendix B.1 and Table 3)"
+
+
+@dataclass
+class NCSettings:
+    """NC-Bench's settings, declared once (:mod:`convbench_datasets.settings`): the keywords of :func:`run_nc`,
+    the flags of ``convbench run nc``, a sweep block's keys, their signature keys and the paper's values."""
+
+    config: str = setting(
+        "all", help="nc: basic, rag, complex_request or all (default {default})", paper=EVERY_VALUE,
+        why="each set's cells are the paper's whichever sets a run covers (the paper reports no overall over sets)")
+    max_new_tokens: int = setting(
+        1024, help="nc: generator token limit (default {default})", type=positive, key="generation.max_new_tokens",
+        paper=_paper_setup("max_new_tokens"), source="the paper's setup: greedy decoding, 1024 new tokens",
+        describe=lambda value, paper: f"{value} new tokens (paper: {paper})")
+    judge_max_new_tokens: int | None = setting(
+        None, help=f"nc: judge token limit (default {JUDGE_MAX_NEW_TOKENS}, the released pipeline's; "
+                   f"{REASONING_JUDGE_MAX_NEW_TOKENS:,} for a reasoning judge such as openai:o4-mini)",
+        type=positive, key="judge_generation.max_new_tokens", paper=JUDGE_MAX_NEW_TOKENS,
+        source="the released pipeline's judge limit",
+        describe=lambda value, paper: f"judge limit {value} new tokens (released pipeline: {paper})")
+    first_line_only: bool = setting(
+        True, flag="--all-lines", help="nc: judge the whole response, not only its first line", action="store_true",
+        to_settings=lambda value: {"first_line_only": False}, paper=True,
+        source="the released pipeline judges the first line",
+        describe=lambda value, paper: "whole responses judged (--all-lines; paper: the first line)")
+    template: Any = setting(
+        "released", flag="--judge-template", key="judge_template", signed=lambda t: template_name(t),
+        help="nc: the judge prompt: the released pipeline's, read from the pinned upstream file (default, comparable "
+             "with the paper), convbench's own wording, or your YAML file (system, user, labels)",
+        metavar="released|convbench|FILE", paper=_paper_setup("judge_template"), unrecorded=None,
+        describe=lambda value, paper: f"judge prompt {value or 'not recorded'} (paper: {paper})")
+    fill_request_details: bool = setting(
+        False, help="nc, released template: fill <request_details>, which the released pipeline leaves empty",
+        action="store_true", paper=False,
+        describe=lambda value, paper: "request details filled in the judge prompt (the released pipeline leaves them "
+                                      "empty)")
+    rules: str = setting(
+        "paper", help="nc: which labels pass: paper (the paper's appendix B.1 and Table 3) or released_script "
+                      "(the released aggregator's list); default {default}", choices=RULES,
+        paper=_paper_setup("rules"), departs=_rules_departure)
+    parsing: str = setting(
+        "exact", help="nc: how judge answers are read: exact (the released aggregator's reading, which made the "
+                      "paper's tables) or lenient (case, spaces, hyphens, punctuation ignored; not the paper's); "
+                      "default {default}", choices=PARSINGS, paper=_paper_setup("parsing"), departs=_parsing_departure)
+    pipelined: bool = setting(
+        True, flag="--sequential", help="nc: judge after all generation ends (default: each row as soon as its "
+        "answer is stored, when no local model must be freed for another; the results are the same)",
+        action="store_true", to_settings=lambda value: {"pipelined": False}, paper=EVERY_VALUE, recorded=False,
+        why="the results are the same either way")
 
     def __post_init__(self) -> None:
         if self.config not in CONFIGS:
@@ -195,6 +269,17 @@ class NCPlan:
         check_count("max_new_tokens", self.max_new_tokens, least=1, most=MAX_NEW_TOKENS)
         if self.judge_max_new_tokens is not None:
             check_count("judge_max_new_tokens", self.judge_max_new_tokens, least=1, most=MAX_NEW_TOKENS)
+
+
+@dataclass
+class NCPlan(NCSettings):
+    """One NC-Bench run's settings, checked, with its judge prompt read; see :func:`run_nc`."""
+
+    dataset: Any = None
+    sources: Any = None
+
+    def __post_init__(self) -> None:
+        super().__post_init__()
         self.template = resolve_template(self.template, sources=self.sources)
         if isinstance(self.template, ReleasedPrompt) and not self.first_line_only:
             raise ConvbenchError("the released judge prompt judges the first line only; "
@@ -248,6 +333,7 @@ class NCPlan:
 
     def signature(self, session: Session) -> dict[str, Any]:
         return {
+            **signed_settings(self),
             "config": self.config,
             "generation": self.gen_params.to_dict(),
             **_judge_generation(self.judge_params(session)),
@@ -475,7 +561,7 @@ def _check_record(record: Any, lineno: int, seen: set[tuple[Any, Any]], further:
     seen.add(key)
 
 
-class NCBenchmark:
+class NCBenchmark(BenchmarkBase):
     """NC-Bench for the runner (:class:`convbench_datasets.benchmark.Benchmark`)."""
 
     name = "nc"
@@ -488,37 +574,12 @@ class NCBenchmark:
         Option("--parsing", "parsing", "nc: re-read the run's judge answers this way (default: the run's own reading; "
                "with --from-lm-eval: exact)", choices=PARSINGS),
     )
-    options = declare(
-        run_nc,
-        Option("--config", "config", "nc: basic, rag, complex_request or all (default {default})"),
-        Option("--max-new-tokens", "max_new_tokens", "nc: generator token limit (default {default})", type=positive),
-        Option("--judge-max-new-tokens", "judge_max_new_tokens",
-               f"nc: judge token limit (default {JUDGE_MAX_NEW_TOKENS}, the released pipeline's; "
-               f"{REASONING_JUDGE_MAX_NEW_TOKENS:,} for a reasoning judge such as openai:o4-mini)", type=positive),
-        Option("--judge-template", "template",
-               "nc: the judge prompt: the released pipeline's, read from the pinned upstream file (default, comparable "
-               "with the paper), convbench's own wording, or your YAML file (system, user, labels)",
-               metavar="released|convbench|FILE"),
-        Option("--fill-request-details", "fill_request_details",
-               "nc, released template: fill <request_details>, which the released pipeline leaves empty",
-               action="store_true"),
-        Option("--all-lines", "first_line_only", "nc: judge the whole response, not only its first line",
-               action="store_true", to_settings=lambda value: {"first_line_only": False}),
-        Option("--rules", "rules", "nc: which labels pass: paper (the paper's appendix B.1 and Table 3) or released_script "
-               "(the released aggregator's list); default {default}", choices=RULES),
-        Option("--parsing", "parsing", "nc: how judge answers are read: exact (the released aggregator's reading, which "
-               "made the paper's tables) or lenient (case, spaces, hyphens, punctuation ignored; not the paper's); "
-               "default {default}", choices=PARSINGS),
-        Option("--sequential", "pipelined", "nc: judge after all generation ends (default: each row as soon as its "
-               "answer is stored, when no local model must be freed for another; the results are the same)",
-               action="store_true", to_settings=lambda value: {"pipelined": False}),
-    )
+    settings, plan_class = NCSettings, NCPlan
 
-    def run(self, **kwargs: Any) -> RunResult:
-        return run_nc(**kwargs)
-
-    def plan(self, settings: Mapping[str, Any], *, dataset: Any, sources: Any) -> NCPlan:
-        return make_plan(NCPlan, {**settings, "dataset": dataset, "sources": sources}, self.title)  # type: ignore[no-any-return]
+    @property
+    def paper_judge(self) -> str:
+        """The paper's judge (``paper_results.yaml``'s setup), which a run's judge spec must name to compare."""
+        return str(_paper_setup("judge")())
 
     def check_records(self, records: list[dict[str, Any]], signature: dict[str, Any]) -> None:
         seen: set[tuple[Any, Any]] = set()
@@ -561,9 +622,6 @@ class NCBenchmark:
                                  unrecognised=list(parsed.unrecognised), unparsed=parsed.unparsed and not failed,
                                  passed=passed)
         return score_run_records(records, signature)
-
-    def carried(self, shards: list[dict[str, Any]], signature: dict[str, Any]) -> dict[str, Any]:
-        return {}  # re-scoring recomputes every figure
 
     def summary(self, results: dict[str, Any], rescored: bool = False) -> list[str]:
         lines = [f"accuracy {results['accuracy']:.1f}% over {results['n']} rows ({results['unparsed']} unparsed judge "

@@ -26,7 +26,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
-from ..benchmark import Executed, Option, declare, make_plan, non_negative, positive
+from ..benchmark import BenchmarkBase, Executed
 from ..counts import MAX_LAYER, MAX_NEW_TOKENS, check_count
 from ..errors import ConvbenchError
 from ..runner.backends import Backend, GenerationParams
@@ -35,6 +35,7 @@ from ..runner.error_rate import DEFAULT_MAX_ERROR_RATE
 from ..runner.run_folder import RunResult
 from ..runner.session import Session
 from ..scoring.inputs import MAX_TEXT_CHARS
+from ..settings import EVERY_VALUE, non_negative, positive, setting, signed_settings
 from .prompts import pick_shots, render_prompt, templates_sha256
 from .tasks import TASKS
 
@@ -152,17 +153,46 @@ def run_nico(
 
 
 @dataclass
-class NICOPlan:
+class NICOSettings:
+    """NICO's settings, declared once (:mod:`convbench_datasets.settings`): the keywords of :func:`run_nico`, the
+    flags of ``convbench run nico``, a sweep block's keys, their signature keys and the paper's values (where
+    the paper is silent, convbench's default, written in the card)."""
+
+    task: str | None = setting(
+        None, help="nico: open_domain, dialog_completion, identify_unnatural or rewrite_unnatural", paper=EVERY_VALUE,
+        why="each task is a table of its own in the paper")
+    shots: int = setting(0, help="nico: zero-shot (0) or 3-shot prompts (default {default})", type=int, choices=SHOTS,
+                         paper=EVERY_VALUE, why="the paper reports zero-shot and 3-shot results (its section 5.1)")
+    split: str = setting("test", help="nico: the split to score (default {default})", paper="test",
+                         describe=lambda value, paper: f"split {value} (paper: test)")
+    max_new_tokens: int = setting(
+        256, help="nico: generator token limit (default {default})", type=positive, key="generation.max_new_tokens",
+        paper=256, source="paper silent: convbench's default, above the longest reference turn",
+        describe=lambda value, paper: f"{value} new tokens (convbench's default: {paper}; the paper is silent)")
+    tokenizer: str = setting(
+        "jieba", help="nico: the token unit of BLEU, ROUGE-L, Distinct and length: jieba (words), char or 13a "
+                      "(default {default})",
+        paper="jieba", source="paper silent: convbench's default (the card says why)",
+        describe=lambda value, paper: f"{value} tokens (convbench's default: {paper} words; the paper is silent)")
+    bertscore: bool = setting(
+        False, help="nico: add BERTScore F1", cli=False, paper=EVERY_VALUE, recorded=False,
+        why="it adds BERTScore F1 beside the other numbers and changes none of them")
+    bertscore_model: str = setting(
+        "bert-base-chinese", flag="--bertscore", help="nico: add BERTScore F1 with this model (name or folder)",
+        metavar="MODEL", to_settings=lambda model: {"bertscore": True, "bertscore_model": model}, recorded=False,
+        why="the metric's signature records the model when BERTScore is computed",
+        paper="bert-base-chinese", source="the paper's BERT embeddings, for Chinese",
+        describe=lambda value, paper: f"BERTScore with {value} (paper: BERT, {paper})")
+    bertscore_layer: int | None = setting(
+        None, help="nico: the layer BERTScore uses (default: bert-score's for known models, else 2/3 of the depth)",
+        type=non_negative, metavar="N", key="bertscore_layer_given", paper=None,
+        describe=lambda value, paper: f"BERTScore layer {value} (--bertscore-layer; default: bert-score's for the model)")
+
+
+@dataclass
+class NICOPlan(NICOSettings):
     """One NICO run's settings (the keywords of :func:`run_nico`), checked; see :func:`run_nico`."""
 
-    task: str | None = None
-    shots: int = 0
-    split: str = "test"
-    max_new_tokens: int = 256
-    tokenizer: str = "jieba"
-    bertscore: bool = False
-    bertscore_model: str = "bert-base-chinese"
-    bertscore_layer: int | None = None
     dataset: Any = None
     sources: Any = None
     train: list[dict[str, Any]] = field(default_factory=list, init=False)
@@ -221,7 +251,7 @@ class NICOPlan:
         return Executed(records, {"model_calls": generated.model_calls, "model_cache_hits": sum(generated.cache_hits)})
 
     def signature(self, session: Session) -> dict[str, Any]:
-        return {"task": self.task, "split": self.split, "shots": self.shots, "generation": self.params.to_dict(),
+        return {**signed_settings(self), "task": self.task, "split": self.split, "shots": self.shots, "generation": self.params.to_dict(),
                 "prompt_templates_sha256": templates_sha256()}
 
     def results(self, records: list[dict[str, Any]], signature: dict[str, Any]) -> dict[str, Any]:
@@ -300,31 +330,13 @@ def _identify_record(row: dict[str, Any], text: str, hit: bool, scored: dict[str
             "cache_hit": hit}
 
 
-class NICOBenchmark:
+class NICOBenchmark(BenchmarkBase):
     """NICO for the runner (:class:`convbench_datasets.benchmark.Benchmark`)."""
 
     name = "nico"
     title = "NICO"
-    judges = (0, 0)
     strata = ("interaction_type",)  # what --sample spreads over (the paper reports per interaction type)
-    rescore_options: tuple[Option, ...] = ()
-    options = declare(
-        run_nico,
-        Option("--task", "task", "nico: open_domain, dialog_completion, identify_unnatural or rewrite_unnatural"),
-        Option("--shots", "shots", "nico: zero-shot (0) or 3-shot prompts (default {default})", type=int, choices=SHOTS),
-        Option("--split", "split", "nico: the split to score (default {default})"),
-        Option("--max-new-tokens", "max_new_tokens", "nico: generator token limit (default {default})", type=positive),
-        Option("--bertscore", "bertscore_model", "nico: add BERTScore F1 with this model (name or folder)",
-               metavar="MODEL", to_settings=lambda model: {"bertscore": True, "bertscore_model": model}),
-        Option("--bertscore-layer", "bertscore_layer", "nico: the layer BERTScore uses (default: bert-score's for "
-               "known models, else 2/3 of the depth)", type=non_negative, metavar="N"),
-    )
-
-    def run(self, **kwargs: Any) -> RunResult:
-        return run_nico(**kwargs)
-
-    def plan(self, settings: Mapping[str, Any], *, dataset: Any, sources: Any) -> NICOPlan:
-        return make_plan(NICOPlan, {**settings, "dataset": dataset, "sources": sources}, self.title)  # type: ignore[no-any-return]
+    settings, plan_class = NICOSettings, NICOPlan
 
     def check_records(self, records: list[dict[str, Any]], signature: dict[str, Any]) -> None:
         needed = ("response", "gold") if signature.get("task") == "identify_unnatural" else ("turn", "reference")
@@ -379,8 +391,6 @@ class NICOBenchmark:
         return [f"nico {signature.get('task')} ({signature.get('shots')}-shot, {results.get('n')} examples, errors: "
                 f"{results.get('errors', 0)}): {json.dumps(scores, ensure_ascii=False)}"]
 
-    def warnings(self, results: dict[str, Any]) -> list[str]:
-        return []
 
 
 BENCHMARK = NICOBenchmark()

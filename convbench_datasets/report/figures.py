@@ -1,4 +1,5 @@
-"""Report figures as matplotlib Figures, from the report tables.
+"""Report figures as matplotlib Figures, from the report tables: the drawing every benchmark shares
+(:func:`grouped_bars`); each benchmark's figures are in its folder (``nc/report_figures.py``...).
 
 Figures are ``matplotlib.figure.Figure`` objects with an Agg canvas of their own: building one never
 calls ``matplotlib.use`` nor goes through ``pyplot``, so the caller's backend (a notebook's inline or
@@ -92,17 +93,3 @@ def _draw_bars(ax: Any, frame: Any, errors: Any = None, colours: dict[str, str] 
     if not ax.yaxis_inverted():  # first row on top, as in the tables (once: panels may share the axis)
         ax.invert_yaxis()
     return handles
-
-
-def __getattr__(name: str) -> Any:
-    # each benchmark's figures moved to its folder (this layer imports no benchmark): still importable here
-    if name in _MOVED:
-        import importlib
-
-        return getattr(importlib.import_module(_MOVED[name]), name)
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-
-
-_MOVED = {"nc_figure": "convbench_datasets.nc.report_figures",
-          **dict.fromkeys(["cocoeval_figure", "cocoeval_source_figure", "COCOEVAL_TITLE", "COCOEVAL_SOURCE_TITLE"],
-                          "convbench_datasets.cocoeval.report_figures")}

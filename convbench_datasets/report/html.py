@@ -11,7 +11,9 @@ note when a run's setup differs from the paper's, the repeat baseline's judge sa
 that are not significant at 5% are marked "n.s."); NICO's metric tables; CoCoEval's grouped behaviour
 frequencies with interval whiskers, over all sources (the paper's Figure 3) and per source (its Table 11
 as bars), the overall ratings in its Table 4 layout and the mismatch, with a note for each run whose
-setup departs from the paper's.
+setup departs from the paper's. Each cell of a run gives the rows it is computed from (``45.00 (n=20)``,
+``*`` under 10 rows: :mod:`.cells`), and a run of part of the rows (``--sample``, ``--limit``, ``--shard``)
+says so in its header and in a line at the top of the page.
 """
 
 from __future__ import annotations
@@ -21,15 +23,16 @@ import html
 import io
 import json
 import os
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
 
 from .._version import __version__
 from ..extras import require
 from ..out_folder import replaceable_entries, staged
+from .cells import as_count, count_legend, counted_text, is_small, with_counts
 from .figures import MISSING
-from .runs import Run, load_runs
+from .runs import Run, load_runs, partial_note
 
 PAPER_MARK = "†"  # marks a published column (a paper's numbers, not re-run here) in every table format
 
@@ -40,16 +43,57 @@ th,td{border:1px solid #ccc;padding:.25rem .5rem;text-align:right}th{background:
 td:first-child,th:first-child{text-align:left}.ns{color:#999}pre{background:#f7f7f7;padding:.5rem;font-size:.75rem}
 img{max-width:100%}th.paper,td.paper{background:#eef3fb;color:#345;font-style:italic}
 .warning{color:#8a1c1c;font-weight:bold}.note{color:#555}
+td.small-n{background:#fff4e0}span.n{color:#777;font-size:.75rem}.partial-run{color:#8a5a00}
 """
 
 
-def markdown_table(frame: Any) -> str:
-    flat = frame.reset_index() if frame.index.name or getattr(frame.index, "names", [None])[0] else frame
-    header = [str(c) for c in flat.columns]
+Counts = Any  # a DataFrame of row counts (wide tables) or {value column: count column} (long tables)
+
+
+def _flat(frame: Any) -> Any:
+    return frame.reset_index() if frame.index.name or getattr(frame.index, "names", [None])[0] else frame
+
+
+def _count_grid(frame: Any, flat: Any, counts: Counts | None) -> list[list[tuple[int | None, bool]]]:
+    """Per cell of ``flat`` (``frame`` with its index as columns): (its row count or None, whether to show
+    it as ``(n=N)``). ``counts``: a DataFrame with ``frame``'s index and some of its columns (wide tables:
+    shown), or ``{value column: count column}`` of the frame's own columns (long tables: the count is in
+    its column, the value gets the mark only)."""
+    columns = list(flat.columns)
+    grid: list[list[tuple[int | None, bool]]] = [[(None, False)] * len(columns) for _ in range(len(flat))]
+    if counts is None:
+        return grid
+    if isinstance(counts, Mapping):
+        sources = {j: (flat[counts[c]].tolist(), False) for j, c in enumerate(columns) if c in counts}
+    else:
+        aligned = counts.reindex(index=frame.index)
+        sources = {j: (aligned[c].tolist(), True) for j, c in enumerate(columns) if c in aligned.columns}
+    for j, (values, shown) in sources.items():
+        for i, value in enumerate(values):
+            grid[i][j] = (as_count(value), shown)
+    return grid
+
+
+def _header(column: Any, headers: Mapping[Any, str] | None) -> str:
+    return str((headers or {}).get(column, column))
+
+
+def markdown_table(frame: Any, counts: Counts | None = None, headers: Mapping[Any, str] | None = None) -> str:
+    """A Markdown table; ``counts`` (see :func:`save_table`) writes a run's cell as ``45.00 (n=20)``, marked
+    ``*`` under 10 rows; ``headers`` renames columns (a run's label)."""
+    flat = _flat(frame)
+    header = [_header(c, headers) for c in flat.columns]
     lines = ["| " + " | ".join(header) + " |", "|" + "---|" * len(header)]
-    for row in flat.itertuples(index=False):
-        lines.append("| " + " | ".join(_cell(v) for v in row) + " |")
+    for row, row_counts in zip(flat.itertuples(index=False), _count_grid(frame, flat, counts)):
+        lines.append("| " + " | ".join(counted_text(_cell(v), n, shown) if not _missing(v) else _cell(v)
+                                       for v, (n, shown) in zip(row, row_counts)) + " |")
     return "\n".join(lines) + "\n"
+
+
+def _missing(value: Any) -> bool:
+    import pandas as pd
+
+    return bool(pd.api.types.is_scalar(value) and pd.isna(value))
 
 
 def _cell(value: Any) -> str:
@@ -62,21 +106,47 @@ def _cell(value: Any) -> str:
     return str(value).replace("|", "\\|")
 
 
-def html_table(frame: Any, marks: dict[tuple[Any, str], str] | None = None) -> str:
+def html_table(frame: Any, marks: dict[tuple[Any, str], str] | None = None, counts: Counts | None = None,
+               headers: Mapping[Any, str] | None = None) -> str:
     """An HTML table; ``marks`` adds a note to a cell ((index key, column) -> "n.s."); a column whose
-    header carries the published mark (†) gets class ``paper``."""
-    flat = frame.reset_index() if frame.index.name or getattr(frame.index, "names", [None])[0] else frame
+    header carries the published mark (†) gets class ``paper``. ``counts`` (see :func:`save_table`) shows
+    a run's cell as ``45.00 (n=20)``, one under 10 rows marked ``*`` with class ``small-n``, and a legend
+    line after the table; ``headers`` renames columns (a run's label)."""
+    flat = _flat(frame)
     paper = [str(c).endswith(PAPER_MARK) for c in flat.columns]
-    head = "".join(f"<th{' class=paper' if p else ''}>{html.escape(str(c))}</th>" for c, p in zip(flat.columns, paper))
+    head = "".join(f"<th{' class=paper' if p else ''}>{html.escape(_header(c, headers))}</th>"
+                   for c, p in zip(flat.columns, paper))
     body = []
-    for key, row in zip(frame.index, flat.itertuples(index=False)):
+    grid = _count_grid(frame, flat, counts)
+    for key, row, row_counts in zip(frame.index, flat.itertuples(index=False), grid):
         cells = []
-        for column, value, published in zip(flat.columns, row, paper):
+        for column, value, published, (n, shown) in zip(flat.columns, row, paper, row_counts):
             mark = (marks or {}).get((key, str(column)))
-            text = html.escape(_cell(value)) + (f" <span class='ns'>{mark}</span>" if mark else "")
-            cells.append(f"<td{' class=ns' if mark else ' class=paper' if published else ''}>{text}</td>")
+            n = None if _missing(value) else n
+            text = html.escape(counted_text(_cell(value), n, show_n=False))
+            if n is not None and shown:
+                text += f" <span class=n>(n={n})</span>"
+            text += f" <span class='ns'>{mark}</span>" if mark else ""
+            classes = ["ns"] if mark else ["paper"] if published else []
+            classes += ["small-n"] if is_small(n) else []
+            cells.append(f"<td{_classes(classes)}>{text}</td>")
         body.append("<tr>" + "".join(cells) + "</tr>")
-    return f"<table><thead><tr>{head}</tr></thead><tbody>{''.join(body)}</tbody></table>"
+    table = f"<table><thead><tr>{head}</tr></thead><tbody>{''.join(body)}</tbody></table>"
+    counted = [n for row in grid for n, _ in row if n is not None]
+    legend = _legend(counts, counted)
+    if legend:
+        table += f"<p class='note n-legend'>{html.escape(legend)}</p>"
+    return table
+
+
+def _legend(counts: Counts | None, counted: list[int]) -> str | None:
+    if not counted:
+        return None
+    return count_legend(any(map(is_small, counted)), dict(counts) if isinstance(counts, Mapping) else None)
+
+
+def _classes(classes: list[str]) -> str:
+    return "" if not classes else f" class={classes[0]}" if len(classes) == 1 else f" class='{' '.join(classes)}'"
 
 
 def save_figure(fig: Any, folder: Path, name: str) -> str:
@@ -89,12 +159,29 @@ def save_figure(fig: Any, folder: Path, name: str) -> str:
     return "data:image/png;base64," + base64.b64encode(buffer.getvalue()).decode("ascii")
 
 
-def save_table(frame: Any, folder: Path, name: str, legend: str | None = None) -> None:
+def save_table(frame: Any, folder: Path, name: str, legend: str | None = None, *, counts: Counts | None = None,
+               headers: Mapping[Any, str] | None = None) -> None:
     """CSV and Markdown; ``legend`` (what a mark in the headers means) is the Markdown's last line. The CSV
-    stays plain data for other programs: its headers carry the mark and say "(paper, Table N)"."""
+    stays plain data for other programs: its headers carry the mark and say "(paper, Table N)".
+
+    ``counts``, the rows each cell of a run is computed from: a DataFrame with the frame's index and the
+    runs' columns (a wide table): the Markdown shows ``45.00 (n=20)`` (``25.00* (n=4)`` under 10 rows, with
+    a legend line), the CSV has a count column ``"<run> n"`` after each run's column; or ``{value column:
+    count column}`` for a long table that holds its counts (``n``): the Markdown marks a value under 10 rows.
+    ``headers`` renames columns in both files (a run's label: ``hf:m (sample of 40)``)."""
     folder.mkdir(parents=True, exist_ok=True)
-    frame.to_csv(folder / f"{name}.csv")
-    (folder / f"{name}.md").write_text(markdown_table(frame) + (f"\n{legend}\n" if legend else ""), encoding="utf-8")
+    csv = frame if counts is None or isinstance(counts, Mapping) else with_counts(frame, counts)
+    renamed = {**(headers or {}), **{f"{c} n": f"{h} n" for c, h in (headers or {}).items()}}
+    csv.rename(columns=renamed).to_csv(folder / f"{name}.csv")
+    lines = [legend] if legend else []
+    if counts is not None:
+        flat = _flat(frame)
+        counted = [n for row in _count_grid(frame, flat, counts) for n, _ in row if n is not None]
+        explained = _legend(counts, counted)
+        if explained:
+            lines.insert(0, explained)
+    legends = "".join(f"\n{line}\n" for line in lines)
+    (folder / f"{name}.md").write_text(markdown_table(frame, counts, headers) + legends, encoding="utf-8")
 
 
 def errors_note(runs: list[Run]) -> str:
@@ -159,6 +246,10 @@ def _write_page(runs: list[Run], folder: Path, reference: bool) -> None:
     parts = [f"<!doctype html><html lang='en'><head><meta charset='utf-8'><title>convbench report</title>"
              f"<style>{_STYLE}</style></head><body><h1>convbench report</h1>"
              f"<p>{len(runs)} run(s); made by convbench {html.escape(__version__)}.</p>"]
+    for run in runs:  # a run of part of the rows: said before any number (its headers say it too)
+        note = partial_note(run)
+        if note:
+            parts.append(f"<p class='partial-run'>{html.escape(note)}</p>")
     from ..registry import registered
 
     order = list(registered())  # the registry's order, then benchmarks it no longer knows

@@ -8,17 +8,12 @@ from .run_folder import RunResult
 from .stage import RunIncomplete
 
 
-
 def __getattr__(name: str) -> object:
     # the pipeline sits above the benchmark packages, which import this package's lower layer: loaded on use
     if name in ("run", "score_run"):
         from . import pipeline
 
         return getattr(pipeline, name)
-    import convbench_datasets
-
-    if name in convbench_datasets._RUN_FUNCTIONS:  # the benchmarks' run functions, once imported from here
-        return getattr(convbench_datasets, name)
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
 
 

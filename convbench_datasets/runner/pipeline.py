@@ -29,12 +29,11 @@ from typing import Any
 
 from .._version import __version__
 from ..benchmark import Benchmark
-from ..counts import MAX_CONCURRENCY, check_count
 from ..errors import ConvbenchError
 from . import ahead
-from .backends import Backend
+from .backends import Backend, ModelRole
 from .cache import ResponseCache
-from .error_rate import DEFAULT_MAX_ERROR_RATE, check_error_rate, checked_rate
+from .error_rate import DEFAULT_MAX_ERROR_RATE, check_error_rate
 from .run_folder import (
     RunResult,
     check_complete,
@@ -45,9 +44,10 @@ from .run_folder import (
     write_atomic,
     write_folder,
 )
+from .run_config import Rows, RunConfig, settings_dict
 from .sample import stratified_sample
 from .session import Session
-from .shard_rows import check_shard, select_shard, shard_signature
+from .shard_rows import select_shard, shard_signature
 
 Spec = str | Backend
 logger = logging.getLogger(__name__)
@@ -56,9 +56,9 @@ logger = logging.getLogger(__name__)
 def run(
     benchmark: str | Benchmark,
     *,
-    model: Spec,
+    model: Spec | ModelRole,
     out: str | os.PathLike[str],
-    judge: Spec | Sequence[Spec] | None = None,
+    judge: Spec | ModelRole | Sequence[Spec | ModelRole] | None = None,
     limit: int | None = None,
     shard: tuple[int, int] | None = None,
     cache: str | os.PathLike[str] | ResponseCache | None = None,
@@ -74,18 +74,20 @@ def run(
     concurrency: int | None = None,
     **settings: Any,
 ) -> RunResult:
-    """Run ``benchmark`` (a name or object) with ``model`` (and its judges); write the run folder ``out``.
+    """Run ``benchmark`` (a name or object) with ``model`` (and its judges); write the run folder ``out``: the
+    keywords of the benchmarks' run functions made into a :class:`~.run_config.RunConfig`, run by :func:`run_config`.
 
     Args:
-        model, judge: spec strings (``hf:...``, ``openai:...``, ``baseline:...``) or Backend objects;
-            ``judge`` one or a list (as many as the benchmark takes: its ``judges``).
+        model, judge: spec strings (``hf:...``, ``openai:...``, ``baseline:...``), Backend objects or
+            :class:`~.backends.roles.ModelRole` objects; ``judge`` one or a list (as many as the benchmark takes).
         limit: only the first N rows; shard: ``(i, n)``: only shard i of n of them (see :mod:`.shards`).
         sample, sample_seed: instead of ``limit``, N rows drawn with the seed, spread over the benchmark's
             ``strata`` (patterns, interaction types, sources; see :mod:`.sample`); recorded in the signature.
         cache: the response cache file or object (default ``$CONVBENCH_CACHE/responses.sqlite``).
         dataset: a folder from ``convbench build`` (default: the cached build); sources: upstream mirror.
-        backend_options: the generator's backend options (``base_url``, ``concurrency``, ``device``...);
-        judge_options: the judges' (one dict for all, or one per judge; default: the generator's).
+        backend_options: the generator's backend options (:data:`.backends.roles.OPTIONS`: ``base_url``,
+            ``concurrency``, ``device``...); judge_options: the judges' (one dict for all, or one per judge;
+            default: the generator's, less its request ``params``).
         concurrency: the run's total of requests in flight, generator and judges together (a pipelined
             run's stages share it, first come, first served); lent to every backend without a
             ``concurrency`` option of its own, which otherwise caps that backend within the total. Default:
@@ -93,28 +95,32 @@ def run(
         retry_errors: ask again the prompts that ended in a per-row error before (default: reuse it).
         max_error_rate: the share of rows (0 to 1) that may end in an error; with more, the folder is
             still written, then :class:`~.error_rate.TooManyErrors` is raised (its ``result`` is the run's).
-        settings: the benchmark's own (its ``options``: ``config``, ``task``, ``rules``...).
+        settings: the benchmark's own (its settings dataclass: ``config``, ``task``, ``rules``...).
     """
     bench = resolve(benchmark)
-    max_error_rate = checked_rate(max_error_rate)
-    if shard is not None:
-        shard = check_shard(shard)
-    if limit is not None:
-        limit = check_count("--limit", limit, least=1)  # a float, NaN or bool is refused, not sliced or run as 1
-    if sample is not None:
-        sample = check_count("--sample", sample, least=1)
-        sample_seed = check_count("--sample-seed", sample_seed)
-        if limit is not None:
-            raise ConvbenchError("--limit and --sample choose the rows two ways; give one")
-    if concurrency is not None:
-        concurrency = check_count("--concurrency", concurrency, least=1, most=MAX_CONCURRENCY)
-    judges = _judges(bench, judge)
-    options = _judge_options(judge_options, len(judges))
-    plan = bench.plan(settings, dataset=dataset, sources=sources)
-    path = Path(out)
+    config = RunConfig.make(bench, model=model, out=out, settings=settings, judge=judge, backend_options=backend_options,
+                            judge_options=judge_options,
+                            rows=Rows(limit=limit, sample=sample, sample_seed=sample_seed, shard=shard), cache=cache,
+                            dataset=dataset, sources=sources, progress=progress, retry_errors=retry_errors,
+                            max_error_rate=max_error_rate, concurrency=concurrency)
+    return run_config(config, bench)
+
+
+def run_config(config: RunConfig, benchmark: Benchmark | None = None) -> RunResult:
+    """Run ``config``: hold its run folder, open its cache, read the rows (limit or sample, then shard), run the
+    benchmark's stages through a :class:`.session.Session`, write ``records.jsonl`` and ``results.json``.
+
+    ``benchmark``: the benchmark object when it is not the registry's (a benchmark made in a notebook)."""
+    bench = benchmark or resolve(config.benchmark)
+    limit, sample, sample_seed, shard = config.rows.limit, config.rows.sample, config.rows.sample_seed, config.rows.shard
+    plan = bench.plan(settings_dict(config.settings), dataset=config.dataset, sources=config.sources)
+    path = Path(config.out)
     # a typo in --out must never write into a user's folder; shards of one run never share one
-    with run_folder(path, None if shard is None else f"{shard[0]}/{shard[1]}"), open_cache(cache) as store:
+    with run_folder(path, None if shard is None else f"{shard[0]}/{shard[1]}"), open_cache(config.cache) as store:
         selected = plan.rows()
+        # what the build holds (every row of the config, before limit, sample and shard: the same for every shard)
+        facts = getattr(plan, "build_facts", None)
+        build = facts(selected) if facts is not None else None
         if limit is not None:
             selected = selected[:limit]
         if sample is not None:
@@ -123,12 +129,15 @@ def run(
         logger.info("%s: %d rows into %s (cache %s)", bench.title, len(rows), path, store.path)
         started = time.time()
         # the rows' fingerprint is hashed while the first requests wait (runner/ahead.py): execute must not change rows
-        with Session(store, model, judges, model_options=backend_options, judge_options=options,
-                     progress=progress, retry_errors=retry_errors, concurrency=concurrency) as session, \
+        with Session(store, config.model, config.judges, progress=config.progress, retry_errors=config.retry_errors,
+                     concurrency=config.concurrency) as session, \
                 ahead.later(functools.partial(dataset_fingerprint, rows)) as fingerprint:
             executed = plan.execute(session, rows)
             signature = {**common_signature(bench, rows, limit, fingerprint.result()), **session.identities(),
                          **plan.signature(session)}
+            applied_decoding(signature, config)
+            if build is not None:
+                signature["dataset_build"] = build
             if sample is not None:  # absent otherwise: signatures of unsampled runs stay as they were
                 signature["sample"] = {"n": sample, "seed": sample_seed, "by": list(getattr(bench, "strata", ()))}
         if shard:  # the whole run's rows and fingerprint, and which shard this is
@@ -137,8 +146,31 @@ def run(
                  "created": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(started))}
         results = plan.results(executed.records, signature)
         result = write_run(path, executed.records, results, signature, stats)
-    check_run_errors(result, max_error_rate)
+    check_run_errors(result, config.max_error_rate)
     return result
+
+
+# request params that replace a decoding setting the benchmark asked for (backends/openai_compat.request_fields, hf)
+TOKEN_LIMITS = ("max_new_tokens", "max_tokens", "max_completion_tokens")
+
+
+def applied_decoding(signature: dict[str, Any], config: RunConfig) -> None:
+    """Make the signature's decoding (``generation``, ``judge_generation``) say what was sent where a role's request
+    params replaced it (``--param max_tokens=16``: 16 applied, not the benchmark's 1024); ``params_replaced``
+    lists each field so changed. The params themselves stay in the roles' identities, and the report flags them."""
+    for key, role in (("generation", config.model), ("judge_generation", config.judges[0] if config.judges else None)):
+        decoding, params = signature.get(key), (role.params if role is not None else None) or {}
+        if not isinstance(decoding, dict) or not params:
+            continue
+        applied = dict(decoding)
+        limit = next((params[k] for k in TOKEN_LIMITS if params.get(k) is not None), None)
+        if limit is not None:
+            applied["max_new_tokens"] = limit
+        if params.get("temperature") is not None:
+            applied["temperature"] = params["temperature"]
+        if applied != decoding:
+            applied["params_replaced"] = sorted(k for k in applied if k in decoding and applied[k] != decoding[k])
+            signature[key] = applied
 
 
 def check_run_errors(result: RunResult, max_error_rate: float) -> None:
@@ -214,26 +246,6 @@ def resolve(benchmark: str | Benchmark) -> Benchmark:
     return benchmark
 
 
-def _judges(bench: Benchmark, judge: Spec | Sequence[Spec] | None) -> list[Spec]:
-    judges = [] if judge is None else [judge] if isinstance(judge, (str, Backend)) else list(judge)
-    least, most = bench.judges
-    if len(judges) < least:
-        raise ConvbenchError(f"a {bench.title} run needs {'a judge' if least == 1 else f'{least} judges'} (judge=SPEC)")
-    if most is not None and len(judges) > most:
-        takes = "no judge" if most == 0 else "one judge" if most == 1 else f"at most {most} judges"
-        raise ConvbenchError(f"a {bench.title} run takes {takes}; got {len(judges)}")
-    return judges
-
-
-def _judge_options(judge_options: Any, n: int) -> list[dict[str, Any] | None]:
-    if judge_options is None or isinstance(judge_options, dict):
-        return [judge_options] * n
-    options = list(judge_options)
-    if len(options) != n:
-        raise ConvbenchError(f"got {len(options)} judge_options for {n} judges: give one for all or one per judge")
-    return options
-
-
 @contextmanager
 def open_cache(cache: str | os.PathLike[str] | ResponseCache | None) -> Iterator[ResponseCache]:
     """The cache object given, or the cache file opened (and closed after)."""
@@ -244,4 +256,4 @@ def open_cache(cache: str | os.PathLike[str] | ResponseCache | None) -> Iterator
         yield store
 
 
-__all__ = ["run", "score_run", "write_run", "common_signature", "dataset_fingerprint", "open_cache", "resolve"]
+__all__ = ["run", "run_config", "score_run", "write_run", "common_signature", "dataset_fingerprint", "open_cache", "resolve"]

@@ -42,7 +42,7 @@ from collections.abc import Callable, Sequence
 from typing import Any
 
 from ..errors import ConvbenchError
-from .backends import Backend, Generation, GenerationParams, Messages, backend_from_spec, early_backend
+from .backends import SERVED, Backend, Generation, GenerationParams, Messages, ModelRole, backend_from_spec, early_backend
 from .backends.slots import RequestSlots
 from .cache import ResponseCache
 from .stage import Follow, StageResult, complete, pipeline, pipelines
@@ -58,33 +58,23 @@ def spec_kind(spec: Spec) -> str:
 class Session:
     """The backends of one run and the run's cache, progress and error policy (see the module docstring).
 
-    ``model_options``: options of the generator's backend (``base_url``, ``concurrency``...);
-    ``judge_options``: one dict per judge (None: the generator's options, less its request ``params``:
-    the generator's sampling settings are never a judge's). ``concurrency``: the run's total of requests
-    in flight (see the module docstring); ``slots`` holds them.
+    ``model`` and ``judges``: each role's spec and options (a :class:`~.backends.roles.ModelRole`, or a bare
+    spec: a role with no options). ``concurrency``: the run's total of requests in flight (see the module
+    docstring); ``slots`` holds them.
     """
 
-    def __init__(self, store: ResponseCache, model: Spec, judges: Sequence[Spec] = (), *,
-                 model_options: dict[str, Any] | None = None,
-                 judge_options: Sequence[dict[str, Any] | None] | None = None,
+    def __init__(self, store: ResponseCache, model: Spec | ModelRole, judges: Sequence[Spec | ModelRole] = (), *,
                  progress: bool = True, retry_errors: bool = False, concurrency: int | None = None) -> None:
         self.store, self.progress, self.retry_errors = store, progress, retry_errors
         self.concurrency = concurrency
         # without a total, it grows to the largest concurrency of the backends built (_keep)
         self.slots = RequestSlots(concurrency if concurrency is not None else 1)
-        self.model_spec, self.judge_specs = model, list(judges)
-        self.model_options = model_options or {}
-        options = list(judge_options) if judge_options is not None else [None] * len(self.judge_specs)
-        if len(options) != len(self.judge_specs):
-            raise ConvbenchError(f"got {len(options)} judge options for {len(self.judge_specs)} judges")
-        lent = {k: v for k, v in self.model_options.items() if k != "params"}
-        self.judge_options = [o or lent for o in options]
-        # the first judge is the generator (its twin, or itself) when it is the same spec and has no options of its own
-        # options that set nothing (all None), or the generator's own, are no options of its own; a
+        self.model = model if isinstance(model, ModelRole) else ModelRole(model)
+        self.judge_roles = [j if isinstance(j, ModelRole) else ModelRole(j) for j in judges]
+        self.model_spec, self.judge_specs = self.model.spec, [j.spec for j in self.judge_roles]
+        # the first judge is the generator (its twin, or itself) when it is the same spec with the same options: a
         # generator with request params is never its own judge unless that judge has the same params
-        own, mine = _given(judge_options[0] if judge_options else None), _given(model_options)
-        self.same = bool(self.judge_specs) and isinstance(model, str) and model == self.judge_specs[0] \
-            and (own == mine or (own == {} and "params" not in mine))
+        self.same = bool(self.judge_roles) and isinstance(self.model.spec, str) and self.judge_roles[0] == self.model
         self._generator: Backend | None = None
         self._judges: list[Backend | None] = [None] * len(self.judge_specs)
         self._built: list[Backend] = []
@@ -98,7 +88,7 @@ class Session:
     def generator(self) -> Backend:
         """The ``model`` role's backend (built on first use)."""
         if self._generator is None:
-            self._generator = self._build(self.model_spec, self.model_options)
+            self._generator = self._build(self.model)
         return self._generator
 
     def judge(self, k: int = 0) -> Backend:
@@ -109,7 +99,7 @@ class Session:
                 twin = self.generator.twin()
                 self._judges[k] = self.generator if twin is None else self._keep(twin, owned=True)
             else:
-                self._judges[k] = self._build(self.judge_specs[k], self.judge_options[k])
+                self._judges[k] = self._build(self.judge_roles[k])
         return self._judges[k]  # type: ignore[return-value]
 
     def early_judges(self) -> list[Backend | None]:
@@ -117,11 +107,11 @@ class Session:
         None for a local model (it loads at its stage) and for the judge that is the generator's own spec
         (the generator's preflight is its)."""
         early: list[Backend | None] = []
-        for k, spec in enumerate(self.judge_specs):
+        for k, role in enumerate(self.judge_roles):
             if self._judges[k] is None and not (self.same and k == 0):
-                backend = early_backend(spec, **self._lent(self.judge_options[k]))
+                backend = early_backend(self._lent(role))
                 if backend is not None:
-                    self._judges[k] = self._keep(backend, owned=not isinstance(spec, Backend))
+                    self._judges[k] = self._keep(backend, owned=not isinstance(role.spec, Backend))
             early.append(None if self.same and k == 0 else self._judges[k])
         return early
 
@@ -132,14 +122,14 @@ class Session:
             self._freed.add(id(backend))
             backend.close()
 
-    def _build(self, spec: Spec, options: dict[str, Any]) -> Backend:
-        return self._keep(backend_from_spec(spec, **self._lent(options)), owned=not isinstance(spec, Backend))
+    def _build(self, role: ModelRole) -> Backend:
+        return self._keep(backend_from_spec(self._lent(role)), owned=not isinstance(role.spec, Backend))
 
-    def _lent(self, options: dict[str, Any]) -> dict[str, Any]:
-        """``options`` with the run's ``concurrency`` for a backend that has none of its own."""
-        if self.concurrency is None or options.get("concurrency") is not None:
-            return options
-        return {**options, "concurrency": self.concurrency}
+    def _lent(self, role: ModelRole) -> ModelRole:
+        """``role`` with the run's ``concurrency`` for a served backend that has none of its own."""
+        if self.concurrency is None or role.concurrency is not None or role.kind not in SERVED:
+            return role
+        return role.replace(concurrency=self.concurrency)
 
     def _keep(self, backend: Backend, *, owned: bool) -> Backend:
         """Hold ``backend`` and give it the run's slots; ``owned``: the session built it (freed with the session)."""
@@ -239,11 +229,6 @@ class Session:
             self.free(judge)
             stages.append(spread(judged, [i for i, _ in asked], len(prompts)))
         return generated, stages
-
-
-def _given(options: dict[str, Any] | None) -> dict[str, Any]:
-    """The options set (not None; empty ``params`` are no params)."""
-    return {key: value for key, value in (options or {}).items() if value is not None and value != {}}
 
 
 def spread(judged: StageResult, rows: list[int], n: int) -> StageResult:

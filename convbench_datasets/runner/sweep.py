@@ -51,7 +51,10 @@ from ..errors import ConvbenchError
 from ..out_folder import replaceable_entries
 from .run_folder import check_run_out, hold_lock, write_atomic
 from .sample import stratified_sample
-from .sweep_file import BACKEND_KEYS, CellDefinition, Endpoint, SweepFile, read_sweep
+from .backends import make_role
+from .pipeline import run_config
+from .run_config import Rows, RunConfig, bench_settings
+from .sweep_file import CellDefinition, SweepFile, read_sweep
 
 MARKER = "convbench_sweep"  # the key that makes a sweep.json convbench's own (its value: the format version)
 FORMAT = 1
@@ -197,19 +200,19 @@ def _run_cell(cell: Cell, definition: CellDefinition, sweep: SweepFile, progress
     from ..registry import get_benchmark
 
     bench = get_benchmark(cell.benchmark)
-    keywords: dict[str, Any] = dict(definition.settings)
-    if definition.judges:
-        options = [_judge_options(judge, definition.model) for judge in definition.judges]
-        keywords.update(judge=[judge.spec for judge in definition.judges] if len(options) > 1 else definition.judges[0].spec,
-                        judge_options=options if len(options) > 1 else options[0])
     began = time.monotonic()
     cell.ran, cell.error, cell.headline = True, None, None
     try:
-        run = bench.run(model=definition.model.spec, out=cell.folder, limit=definition.limit, shard=None,
-                        cache=sweep.cache, dataset=definition.dataset, sources=sweep.sources,
-                        backend_options=dict(definition.model.options), progress=progress,
-                        retry_errors=definition.retry_errors, max_error_rate=definition.max_error_rate,
-                        concurrency=definition.concurrency, **keywords)
+        settings = dict(definition.settings)
+        sample = settings.pop("sample", None)  # a block's sample is the run's rows, not a benchmark setting
+        # a judge with the model's spec and options is the model's role itself: the run shares it (one local model)
+        config = RunConfig(benchmark=bench.name, model=make_role(definition.model.spec, definition.model.options),
+                           out=os.fspath(cell.folder), settings=bench_settings(bench, settings),
+                           judges=tuple(make_role(j.spec, j.options) for j in definition.judges),
+                           rows=Rows(limit=definition.limit, sample=sample), cache=sweep.cache, dataset=definition.dataset,
+                           sources=sweep.sources, progress=progress, retry_errors=definition.retry_errors,
+                           max_error_rate=definition.max_error_rate, concurrency=definition.concurrency)
+        run = run_config(config, bench)
         cell.status, cell.headline = "ok", _headline(bench, run.results)
         for line in bench.warnings(run.results):
             warnings.warn(f"{cell.name}: {line}", stacklevel=2)
@@ -225,15 +228,6 @@ def _run_cell(cell: Cell, definition: CellDefinition, sweep: SweepFile, progress
         cell.status, cell.error = "failed", f"{type(err).__name__}: {err}"
     cell.seconds = round(time.monotonic() - began, 3)
     _save(result, sweep)
-
-
-def _judge_options(judge: Endpoint, model: Endpoint) -> dict[str, Any] | None:
-    """A judge's backend options for the run: every key given (None: the backend's default), so that the
-    runner does not lend it the model's (a judge never goes to a model's server by default); None for a
-    judge that is the model with the same options, which the runner then shares (one local model loaded)."""
-    if judge.spec == model.spec and judge.options == model.options:
-        return None
-    return {key: judge.options.get(key) for key in (*BACKEND_KEYS, "model_id", "params")}
 
 
 def _cells(sweep: SweepFile, state: dict[str, Any], rerun: bool) -> list[Cell]:

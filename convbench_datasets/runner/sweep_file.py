@@ -38,23 +38,22 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from ..counts import MAX_BATCH_SIZE, MAX_CONCURRENCY, CountError, check_count, check_seconds
+from ..counts import CountError, check_count
 from ..errors import ConvbenchError
+from .backends.roles import KINDS, SERVED, role_options, served_kinds
 from .error_rate import DEFAULT_MAX_ERROR_RATE, checked_rate
+from .sweep_schema import DEFAULT_KEYS, FILE_KEYS, FILE_TOP, MODEL_ENTRY, MODEL_KEYS, OWN_KEYS, validate
 
-# keys of the file's top level; the backend options there are defaults for every model and judge
-BACKEND_KEYS = ("base_url", "concurrency", "timeout", "api_key_env", "device", "dtype", "batch_size", "batch_order")
-TOP_KEYS = ("out", "cache", "sources", "limit", "retry_errors", "max_error_rate", "models", "judges", "benchmarks",
-            *BACKEND_KEYS)
-ENDPOINT_KEYS = ("spec", "name", "model_id", "params", *BACKEND_KEYS)  # a model's or a judge's mapping
+# the file's keys: its top level (where the backend options are every model's and judge's default) and a model's
+# or judge's mapping, read from the model roles' declarations (backends/roles.py) and checked with pydantic
+# (sweep_schema.py)
+BACKEND_KEYS, TOP_KEYS, ENDPOINT_KEYS = DEFAULT_KEYS, FILE_KEYS, MODEL_KEYS
 BLOCK_KEYS = ("dataset", "judges", "limit", "sample")  # a benchmark's own keys beside its settings
 # the backend options that decide a model's answers, per backend kind, as its cache identity holds them; the
 # rest change how fast answers come, not which (concurrency, timeout, api_key_env, device, batch_size), or
-# nothing (an option the kind does not take): left out of a cell's definition (its hash). hf's batch_order
-# decides which prompts share a batch, and with it bf16 answers (runner/backends/hf.py)
-# request params (a model's `params`: --param) decide answers for every kind that takes them
-ANSWER_KEYS = {"openai": ("base_url", "model_id", "params"), "hf": ("dtype", "batch_order", "params"),
-               "anthropic": ("base_url", "model_id", "params"), "baseline": ()}
+# nothing (an option the kind does not take): left out of a cell's definition (its hash)
+ANSWER_KEYS = {kind: tuple(name for name, option in role_options() if option.answers and kind in option.kinds)
+               for kind in KINDS}
 # run keywords the sweep fills in itself: a benchmark's block cannot set them
 RESERVED = {
     "model": "the models are the top-level `models`",
@@ -203,7 +202,9 @@ class Problems:
         self.found: list[str] = []
 
     def add(self, where: str, message: str) -> None:
-        line = f"{where}: {message}" if where else message
+        self.add_line(f"{where}: {message}" if where else message)
+
+    def add_line(self, line: str) -> None:
         if line not in self.found:
             self.found.append(line)
 
@@ -271,9 +272,6 @@ def read_sweep(source: str | os.PathLike[str] | Mapping[str, Any]) -> SweepFile:
         problems.add("", f"expected a mapping of {', '.join(TOP_KEYS[:3])}..., got "
                          + ("an empty file" if data is None else type(data).__name__))
         problems.check()
-    for key in data:
-        if key not in TOP_KEYS:
-            problems.add(str(key), f"unknown key; the keys of a sweep file: {', '.join(TOP_KEYS)}")
     out = _path(data, "out", problems, required=True)
     cache, sources = _path(data, "cache", problems), _path(data, "sources", problems)
     limit = _limit(data.get("limit"), "limit", problems)
@@ -281,7 +279,7 @@ def read_sweep(source: str | os.PathLike[str] | Mapping[str, Any]) -> SweepFile:
     if not isinstance(retry_errors, bool):
         problems.add("retry_errors", f"expected true or false, got {retry_errors!r}")
     max_error_rate = _error_rate(data.get("max_error_rate", DEFAULT_MAX_ERROR_RATE), problems)
-    defaults = _backend_options(data, "", problems)
+    defaults = _backend_options(FILE_TOP, data, "", problems)
     models = _endpoints(data.get("models"), "models", defaults, problems, required=True)
     judges = _endpoints(data.get("judges"), "judges", defaults, problems) if "judges" in data else []
     cells = _cells(data.get("benchmarks"), models, judges, "judges" in data, defaults, limit,
@@ -329,70 +327,16 @@ def _limit(value: Any, where: str, problems: Problems) -> int | None:
         return None
 
 
-def _backend_options(data: Mapping[str, Any], where: str, problems: Problems) -> dict[str, Any]:
-    """The backend options of a mapping (top level, a model, a judge), checked."""
-    options: dict[str, Any] = {}
-    for key in BACKEND_KEYS:
-        if key not in data:
-            continue
-        value, path = data[key], f"{where}.{key}" if where else key
-        if value is None:
-            options[key] = None
-        elif key == "base_url":
-            problem = _url_problem(value)
-            if problem:
-                problems.add(path, problem)
-                continue
-            options[key] = value
-        elif key in ("concurrency", "batch_size"):
-            try:  # the backends' own bounds
-                options[key] = check_count(key, value, least=1,
-                                           most=MAX_CONCURRENCY if key == "concurrency" else MAX_BATCH_SIZE)
-            except CountError as err:
-                problems.add(path, str(err).removeprefix(f"{key} "))
-        elif key == "timeout":
-            try:  # NaN and infinity too: a request with either would never time out
-                options[key] = check_seconds(key, value)
-            except CountError as err:
-                problems.add(path, str(err).removeprefix(f"{key} "))
-        elif key == "api_key_env":
-            from .backends.openai_compat import key_env_problem
-
-            problem = key_env_problem(value)  # never shows the value: it may be the key
-            if problem:
-                problems.add(path, problem)
-                continue
-            options[key] = value
-        elif key == "batch_order":
-            from .backends.hf import BATCH_ORDERS
-
-            if value not in BATCH_ORDERS:
-                problems.add(path, f"expected one of {', '.join(BATCH_ORDERS)}, got {value!r}")
-                continue
-            options[key] = value
-        else:  # device, dtype
-            if not isinstance(value, str) or not value:
-                problems.add(path, f"expected a string, got {value!r}")
-                continue
-            options[key] = value
-    return options
-
-
-def _url_problem(value: Any) -> str | None:
-    """Why a ``base_url`` value cannot be used, or None; URLs are checked as the backend checks them
-    (user-info refused) and never quoted beyond what records show."""
-    from .backends.endpoints import endpoint_urls
-
-    urls = value if isinstance(value, list) else [value]
-    bad = [url for url in urls if not isinstance(url, str) or not url.strip()]
-    if not urls or bad:
-        got = "an empty list" if not urls else "an empty string" if isinstance(bad[0], str) else repr(bad[0])
-        return f"expected a URL, a comma list of replicas or a list of them, got {got}"
-    try:
-        endpoint_urls(urls)
-    except ConvbenchError as err:
-        return str(err)
-    return None
+def _backend_options(model: Any, data: Mapping[str, Any], where: str, problems: Problems) -> dict[str, Any]:
+    """The backend options of a mapping (the top level, a model, a judge), validated by its pydantic ``model``
+    (unknown keys, and each option by the model role's own check); none when it has a problem (the whole file
+    is then refused, every problem named)."""
+    checked, found = validate(model, {str(key): value for key, value in data.items()}, where)
+    for line in found:
+        problems.add_line(line)
+    if checked is None:
+        return {}
+    return {key: getattr(checked, key) for key in (*BACKEND_KEYS, *OWN_KEYS) if key in data}
 
 
 def _endpoints(value: Any, where: str, defaults: dict[str, Any], problems: Problems,
@@ -421,9 +365,6 @@ def _endpoint(entry: Any, where: str, defaults: dict[str, Any], problems: Proble
     if not isinstance(entry, Mapping):
         problems.add(where, f"expected a model spec or a mapping with `spec`, got {entry!r}")
         return None
-    for key in entry:
-        if key not in ENDPOINT_KEYS:
-            problems.add(f"{where}.{key}", f"unknown key; a model's keys: {', '.join(ENDPOINT_KEYS)}")
     spec = entry.get("spec")
     if not isinstance(spec, str):
         problems.add(f"{where}.spec" if "spec" in entry else where, f"expected a model spec, got {spec!r}")
@@ -431,26 +372,11 @@ def _endpoint(entry: Any, where: str, defaults: dict[str, Any], problems: Proble
     spec_problem = _spec_problem(spec)
     if spec_problem:
         problems.add(where if bare else f"{where}.spec", spec_problem)
-    options = {**defaults, **_backend_options(entry, where, problems)}
-    model_id = entry.get("model_id")
-    if model_id is not None:
-        from .backends import SERVED
-
-        if not isinstance(model_id, str) or not model_id:
-            problems.add(f"{where}.model_id", f"expected a name, got {model_id!r}")
-        elif spec.partition(":")[0] not in SERVED:
-            problems.add(f"{where}.model_id", f"applies to {' and '.join(k + ':' for k in SERVED)} models only, "
-                                              f"not {spec}")
-        options["model_id"] = model_id
-    if entry.get("params") is not None:
-        from .backends import check_params
-
-        try:  # the run's own check (reserved names, values JSON cannot hold)
-            options["params"] = check_params(entry["params"], "params")
-        except ConvbenchError as err:
-            problems.add(f"{where}.params", str(err).removeprefix("params: "))
-        if spec.startswith("baseline:") and entry["params"]:
-            problems.add(f"{where}.params", f"{spec} sends no requests: request parameters do not apply to it")
+    options = {**defaults, **_backend_options(MODEL_ENTRY, entry, where, problems)}
+    if options.get("model_id") is not None and spec.partition(":")[0] not in SERVED:
+        problems.add(f"{where}.model_id", f"applies to {served_kinds()} models only, not {spec}")
+    if options.get("params") and spec.startswith("baseline:"):
+        problems.add(f"{where}.params", f"{spec} sends no requests: request parameters do not apply to it")
     name = entry.get("name")
     if name is not None and (not isinstance(name, str) or slug(name) != name):
         problems.add(f"{where}.name", f"a folder name of letters, digits and . _ + - (at most {MAX_NAME}), got {name!r}")

@@ -51,12 +51,3 @@ def paired_test(a: Sequence[float], b: Sequence[float], *, n_resamples: int = 10
         "interval": [float(low), float(high)], "p_bootstrap": p_boot, "p_randomization": p_ar,
         "significant": bool(max(p_boot, p_ar) < SIGNIFICANCE), "n_resamples": n_resamples, "seed": seed,
     }
-
-
-def __getattr__(name: str) -> Any:
-    # compare_nc_runs moved to NC-Bench's folder (this layer imports no benchmark): still importable here
-    if name == "compare_nc_runs":
-        import importlib
-
-        return importlib.import_module("convbench_datasets.nc.compare").compare_nc_runs
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")

@@ -102,6 +102,7 @@ def test_metadata(cocoeval_built: Path) -> None:
     assert any(p.endswith("(for the motion)") for p in debate["metadata"]["participants"])
 
 
+@pytest.mark.slow
 def test_rebuild_is_byte_identical(cocoeval_built: Path, qmsum_iq2_sources: Path, tmp_path: Path) -> None:
     again = build("cocoeval", tmp_path / "cocoeval", sources=qmsum_iq2_sources, progress=False).path
     for path in cocoeval_built.rglob("*"):
@@ -109,6 +110,7 @@ def test_rebuild_is_byte_identical(cocoeval_built: Path, qmsum_iq2_sources: Path
             assert path.read_bytes() == (again / path.relative_to(cocoeval_built)).read_bytes(), path
 
 
+@pytest.mark.slow
 def test_abstractive_summaries_come_from_the_summarizer(qmsum_iq2_sources: Path, tmp_path: Path) -> None:
     from tests.support.openai_server import openai_server
 

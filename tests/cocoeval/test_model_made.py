@@ -322,6 +322,7 @@ def _rows(folder: Path, config: str, split: str = "test") -> list[dict]:
     return datasets.load_dataset(str(folder), config, split=split).to_list()
 
 
+@pytest.mark.slow
 def test_build_with_every_model_made_stage(qmsum_iq2_sources: Path, tmp_path: Path) -> None:
     from convbench_datasets import build
 

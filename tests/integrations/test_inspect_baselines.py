@@ -44,6 +44,7 @@ def test_an_unknown_baseline_names_the_known_ones() -> None:
         get_model("convbench/nobody")
 
 
+@pytest.mark.slow
 def test_inspect_eval_from_the_shell_runs_offline(nc_sources: Path, tmp_path: Path) -> None:
     # the README's command, as typed; no network (offline flags), a fresh cache, the mirror for the data
     env = {**os.environ, "CONVBENCH_SOURCES": str(nc_sources), "CONVBENCH_CACHE": str(tmp_path / "cache"),

@@ -2,23 +2,14 @@
 
 from __future__ import annotations
 
-import os
-import subprocess
-import sys
-import textwrap
 from pathlib import Path
 
-ROOT = Path(__file__).resolve().parents[2]
-
-
-def _python(code: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([sys.executable, "-c", textwrap.dedent(code)], capture_output=True, text=True, cwd=ROOT,
-                          env=dict(os.environ), timeout=600)
+from tests.support.processes import run_python
 
 
 def test_importing_convbench_does_not_import_inspect_ai() -> None:
     # runs with or without the extra: the integration is imported only when asked for
-    done = _python("""
+    done = run_python("""
         import sys
         import convbench_datasets, convbench_datasets.cli, convbench_datasets.runner, convbench_datasets.scoring
         from convbench_datasets import registry
@@ -33,7 +24,7 @@ def test_importing_convbench_does_not_import_inspect_ai() -> None:
 
 def test_import_inspect_without_inspect_ai_names_the_extra(tmp_path: Path) -> None:
     # inspect_ai hidden from this interpreter: the command says how to get it
-    done = _python(f"""
+    done = run_python(f"""
         import sys
         sys.modules["inspect_ai"] = None  # as if not installed
         from convbench_datasets.cli import main

@@ -113,7 +113,8 @@ def test_import_gives_the_run_convbench_writes(both_all: tuple[EvalLog, Any], tm
 
 def test_imported_run_scores_reports_and_compares(both_all: tuple[EvalLog, Any], tmp_path: Path,
                                                   capsys: pytest.CaptureFixture[str]) -> None:
-    from convbench_datasets.report import load_runs, nc_table
+    from convbench_datasets.nc.report_tables import nc_table
+    from convbench_datasets.report import load_runs
 
     log, run = both_all
     out = tmp_path / "imported"

@@ -20,7 +20,7 @@ from convbench_datasets.integrations.inspect._common import NO_OUTPUT  # noqa: E
 from convbench_datasets import run_nico  # noqa: E402
 from convbench_datasets.runner.backends.openai_compat import OpenAICompatBackend, RetryPolicy  # noqa: E402
 from convbench_datasets.nico.stderr import generation_stderr  # noqa: E402
-from convbench_datasets.scoring.nico_generation import pair_statistics, score_generation  # noqa: E402
+from convbench_datasets.nico.nico_generation import pair_statistics, score_generation  # noqa: E402
 from tests.integrations.conftest import NONE_LINE, NONE_LINE_ROW, quote_none_line  # noqa: E402
 from tests.integrations.inspect_support import ScriptedBackend, inspect_model, pick, reported, run_inspect  # noqa: E402
 from tests.support.openai_server import affected, label_for, openai_server  # noqa: E402

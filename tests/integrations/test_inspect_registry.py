@@ -2,21 +2,9 @@
 
 from __future__ import annotations
 
-import os
-import subprocess
-import sys
-import textwrap
 from pathlib import Path
 
 import pytest
-
-ROOT = Path(__file__).resolve().parents[2]
-
-
-def _python(code: str, **env: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([sys.executable, "-c", textwrap.dedent(code)], capture_output=True, text=True, cwd=ROOT,
-                          env={**os.environ, **env}, timeout=600)
-
 
 pytest.importorskip("inspect_ai", reason="inspect_ai is not installed (pip install -e \".[inspect]\")")
 # inspect's retry set-up calls tenacity with a parameter tenacity deprecates, once per model call
@@ -25,13 +13,15 @@ pytestmark = pytest.mark.filterwarnings("ignore:The 'initial' parameter is depre
 from convbench_datasets.cli import main  # noqa: E402
 from convbench_datasets.integrations.inspect import nc  # noqa: E402
 from tests.integrations.inspect_support import inspect_model, run_inspect  # noqa: E402
+from tests.support.processes import run_python  # noqa: E402
 
 
+@pytest.mark.slow
 def test_inspect_finds_the_tasks_by_name_through_the_entry_points(nc_built: Path, nico_built: Path,
                                                                   tmp_path: Path) -> None:
     # A fresh interpreter: the names resolve only through the entry points pyproject.toml declares
     # (inspect eval convbench/nc ... resolves them the same way).
-    done = _python(f"""
+    done = run_python(f"""
         import sys
         from inspect_ai import eval
         from inspect_ai.model import ModelOutput, ModelUsage, get_model

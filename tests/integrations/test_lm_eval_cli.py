@@ -7,7 +7,6 @@ import json
 import os
 import subprocess
 import sys
-import textwrap
 import zipfile
 from pathlib import Path
 
@@ -17,18 +16,13 @@ import yaml
 import convbench_datasets
 from convbench_datasets.cli import main
 from convbench_datasets.integrations.lm_eval import tasks_path
+from tests.support.processes import run_python
 
-ROOT = Path(__file__).resolve().parents[2]
 PACKAGE = Path(convbench_datasets.__file__).resolve().parent
 TASKS = sorted(
     [f"convbench_nico_{task}{suffix}.yaml" for task in ("open_domain", "dialog_completion", "rewrite_unnatural",
                                                          "identify_unnatural") for suffix in ("", "_3shot")]
     + [f"convbench_nc{config}.yaml" for config in ("", "_basic", "_rag", "_complex_request")])
-
-
-def _python(code: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([sys.executable, "-c", textwrap.dedent(code)], capture_output=True, text=True, cwd=ROOT,
-                          env=dict(os.environ), timeout=600)
 
 
 def test_lm_eval_path_prints_the_task_folder(capsys: pytest.CaptureFixture[str]) -> None:
@@ -45,10 +39,10 @@ def test_lm_eval_path_prints_the_task_folder(capsys: pytest.CaptureFixture[str])
 
 
 def test_importing_convbench_does_not_import_lm_eval() -> None:
-    done = _python("""
+    done = run_python("""
         import sys
         import convbench_datasets, convbench_datasets.cli, convbench_datasets.runner, convbench_datasets.scoring
-        import convbench_datasets.integrations.lm_eval, convbench_datasets.integrations.lm_eval.samples
+        import convbench_datasets.integrations.lm_eval
         import convbench_datasets.nico.lm_eval.task, convbench_datasets.nc.lm_eval.dataset, convbench_datasets.nc.lm_eval.samples
         convbench_datasets.cli._parser()
         print(sorted(m for m in sys.modules if m.split(".")[0] == "lm_eval"))
@@ -57,6 +51,7 @@ def test_importing_convbench_does_not_import_lm_eval() -> None:
     assert done.stdout.strip() == "[]"
 
 
+@pytest.mark.slow
 def test_the_wheel_ships_the_task_folder(built_wheel: Path) -> None:
     names = set(zipfile.ZipFile(built_wheel).namelist())
     folder = "convbench_datasets/integrations/lm_eval/tasks/"
@@ -66,6 +61,7 @@ def test_the_wheel_ships_the_task_folder(built_wheel: Path) -> None:
             "convbench_datasets/nico/lm_eval/utils.py"} <= names
 
 
+@pytest.mark.slow
 def test_the_documented_lm_eval_command_reports_convbench_scores(nico_built: Path, tmp_path: Path) -> None:
     # `lm_eval --include_path $(convbench lm-eval-path) --tasks convbench_nico_open_domain`, offline, with
     # lm-eval's dummy model (it answers "lol"); the numbers are convbench's for those answers
@@ -100,7 +96,7 @@ def test_score_from_lm_eval_needs_no_lm_eval(nc_built: Path, tmp_path: Path) -> 
     run_lm_eval(["convbench_nc_basic"], ScriptedLM(lambda messages: ""), metadata={"convbench_dataset": str(nc_built)},
                 limit=5, out=tmp_path / "out")
     samples = samples_file(tmp_path / "out", "convbench_nc_basic")
-    done = _python(f"""
+    done = run_python(f"""
         import sys
         sys.modules["lm_eval"] = None  # as if not installed
         from convbench_datasets.cli import main
@@ -114,6 +110,7 @@ def test_score_from_lm_eval_needs_no_lm_eval(nc_built: Path, tmp_path: Path) -> 
     assert [r["labels"] for r in map(json.loads, (tmp_path / "run" / "records.jsonl").read_text().splitlines())] == [["Silence"]] * 5
 
 
+@pytest.mark.slow
 def test_a_missing_chat_template_flag_is_one_line_from_the_shell(nc_built: Path, tmp_path: Path) -> None:
     # lm-eval's command line prints the traceback of any error a task raises; convbench's usage errors end
     # it with one line instead (#24). lm-eval's own `dummy` model: nothing is asked of it before the error.

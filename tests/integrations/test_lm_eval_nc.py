@@ -17,7 +17,7 @@ lm_eval = pytest.importorskip("lm_eval", reason="lm-eval is not installed (pip i
 
 from convbench_datasets.cli import main  # noqa: E402
 from convbench_datasets.errors import ConvbenchError  # noqa: E402
-from convbench_datasets.integrations.lm_eval.samples import score_lm_eval_samples  # noqa: E402
+from convbench_datasets.nc.lm_eval.samples import score_lm_eval_samples  # noqa: E402
 from convbench_datasets import run_nc  # noqa: E402
 from tests.integrations.lm_eval_support import (  # noqa: E402
     ScriptedBackend,

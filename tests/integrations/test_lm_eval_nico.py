@@ -19,7 +19,7 @@ from convbench_datasets.errors import ConvbenchError  # noqa: E402
 from convbench_datasets import run_nico  # noqa: E402
 from convbench_datasets.scoring.inputs import MAX_TEXT_CHARS  # noqa: E402
 from convbench_datasets.nico.stderr import generation_stderr  # noqa: E402
-from convbench_datasets.scoring.nico_generation import pair_statistics, score_generation  # noqa: E402
+from convbench_datasets.nico.nico_generation import pair_statistics, score_generation  # noqa: E402
 from tests.integrations.conftest import NONE_LINE, NONE_LINE_ROW, quote_none_line  # noqa: E402
 from tests.integrations.lm_eval_support import (  # noqa: E402
     ScriptedBackend,

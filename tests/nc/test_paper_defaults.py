@@ -24,7 +24,7 @@ from convbench_datasets.nc.paper_results import paper_results
 from convbench_datasets.nc.patterns import pattern_table
 from convbench_datasets.nc.run import BENCHMARK, JUDGE_MAX_NEW_TOKENS, NCPlan, run_nc
 from convbench_datasets.runner.backends import GenerationParams
-from convbench_datasets.scoring.ncbench_action import score_actions
+from convbench_datasets.nc.ncbench_action import score_actions
 from tests.scoring.test_ncbench_action import _released_acceptable
 from tests.scoring.test_released_rule import oracle
 from tests.support.scripted import ScriptedBackend, pick

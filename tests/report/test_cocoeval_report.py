@@ -10,9 +10,15 @@ import pytest
 
 pytest.importorskip("matplotlib", reason="reports need the report extra")
 
-from convbench_datasets.report import cocoeval_ratings_table, cocoeval_source_table, load_runs, write_report  # noqa: E402
-from convbench_datasets.report.figures import MISSING, cocoeval_figure, cocoeval_source_figure  # noqa: E402
-from convbench_datasets.report.tables import cocoeval_paper_differences, cocoeval_table  # noqa: E402
+from convbench_datasets.cocoeval.report_figures import cocoeval_figure, cocoeval_source_figure  # noqa: E402
+from convbench_datasets.cocoeval.report_tables import (  # noqa: E402
+    cocoeval_paper_differences,
+    cocoeval_ratings_table,
+    cocoeval_source_table,
+    cocoeval_table,
+)
+from convbench_datasets.report import load_runs, write_report  # noqa: E402
+from convbench_datasets.report.figures import MISSING  # noqa: E402
 from convbench_datasets.cocoeval.run import score_records  # noqa: E402
 from convbench_datasets.runner.run_folder import write_folder  # noqa: E402
 
@@ -107,8 +113,9 @@ def test_report_page_and_files(runs: list[Path], tmp_path: Path) -> None:
     assert (tmp_path / "report" / "figures" / "cocoeval_behaviours_per_source.png").stat().st_size > 0
     lines = (tmp_path / "report" / "tables" / "cocoeval_ratings.md").read_text(encoding="utf-8").splitlines()
     assert lines[0] == ("| model | consistency | consistency low | consistency high | collaborativeness | "
-                        "collaborativeness low | collaborativeness high |")
-    assert lines[2] == f"| stub:a | 7.67 | {MISSING} | {MISSING} | 8.00 | {MISSING} | {MISSING} |"
+                        "collaborativeness low | collaborativeness high | n |")
+    # stub:a compared its 3 instances (none excluded): n = 3, under 10, so each mean is marked *
+    assert lines[2] == f"| stub:a | 7.67* | {MISSING} | {MISSING} | 8.00* | {MISSING} | {MISSING} | 3 |"
 
 
 def test_the_human_series_is_drawn_once(runs: list[Path]) -> None:

@@ -12,11 +12,14 @@ import pytest
 pytest.importorskip("matplotlib", reason="reports need the report extra")
 pd = pytest.importorskip("pandas")
 
-from convbench_datasets.report.figures import MISSING, cocoeval_figure, grouped_bars, nc_figure  # noqa: E402
+from convbench_datasets.cocoeval.report_figures import cocoeval_figure  # noqa: E402
+from convbench_datasets.nc.report_figures import nc_figure  # noqa: E402
+from convbench_datasets.report.figures import MISSING, grouped_bars  # noqa: E402
 
 BUILD_FIGURES = """
 import matplotlib, pandas as pd
-from convbench_datasets.report.figures import nc_figure, cocoeval_figure, cocoeval_source_figure
+from convbench_datasets.nc.report_figures import nc_figure
+from convbench_datasets.cocoeval.report_figures import cocoeval_figure, cocoeval_source_figure
 index = pd.MultiIndex.from_tuples([("basic", "Inquiry"), ("basic", "Overall")], names=["set", "pattern"])
 nc_figure(pd.DataFrame({"m": [50.0, 50.0]}, index=index)).savefig("nc.png")
 frame = pd.DataFrame({"behaviour": ["x", "x"], "who": ["human", "m"], "mean": [1.0, 2.0], "low": [0.5, 1.5], "high": [1.5, 2.5]})

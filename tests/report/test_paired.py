@@ -4,7 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from convbench_datasets.scoring.paired import compare_nc_runs, paired_test
+from convbench_datasets.nc.compare import compare_nc_runs
+from convbench_datasets.scoring.paired import paired_test
 
 
 def test_identical_runs_have_p_one() -> None:

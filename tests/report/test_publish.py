@@ -14,6 +14,7 @@ from convbench_datasets.errors import ConvbenchError
 from convbench_datasets.publish import metric_space_files, publish_dataset
 
 
+@pytest.mark.slow
 def test_installed_metrics_load_by_convbench_name_offline(tmp_path: Path) -> None:
     env = {**os.environ, "HF_HOME": str(tmp_path / "hf"), "HF_EVALUATE_OFFLINE": "1", "HF_HUB_OFFLINE": "1"}
     env.pop("HF_MODULES_CACHE", None)
@@ -109,10 +110,11 @@ json.dump({"rows": rows, "scores": scores}, sys.stdout)
 """
 
 
+@pytest.mark.slow
 def test_publish_then_load_back_from_a_local_hub(nc_built: Path, tmp_path: Path) -> None:
     import json
 
-    from convbench_datasets.scoring.ncbench_action import score_actions
+    from convbench_datasets.nc.ncbench_action import score_actions
     from tests.support.hub_server import hub_server
 
     with hub_server() as (url, state):

@@ -16,16 +16,15 @@ pytest.importorskip("matplotlib", reason="reports need the report extra")
 from convbench_datasets.cli import main  # noqa: E402
 from convbench_datasets.nc.paper_results import paper_results  # noqa: E402
 from convbench_datasets.nc.patterns import pattern_table  # noqa: E402
-from convbench_datasets.report import (  # noqa: E402
-    load_runs,
+from convbench_datasets.nc.report_tables import (  # noqa: E402
     nc_judge_sanity,
     nc_paper_differences,
     nc_pooled_failures,
     nc_set_tables,
     nc_table,
     nc_task_table,
-    write_report,
 )
+from convbench_datasets.report import load_runs, write_report  # noqa: E402
 from convbench_datasets.nc.run import REPEAT_SANITY_WARNING, write_run  # noqa: E402
 
 MARK = "\u2020"
@@ -128,10 +127,15 @@ def test_report_marks_published_columns_and_says_what_is_comparable(two_runs: li
     md = (out / "tables" / "nc_basic.md").read_text(encoding="utf-8").splitlines()
     assert md[0] == ("| pattern | hf:model-a | hf:model-b | "
                      + " | ".join(_published(m, "basic") for m in paper_results().models) + " |")
-    # Repeat Request by hand: 50 and 25; then Table 2's row
+    # Repeat Request by hand: 50 and 25, each over the 4 Repeat Request rows (rows 0-3: n=4, under 10: *);
+    # then Table 2's row
     assert md[2 + pattern_table().patterns("basic").index("Repeat Request")] == (
-        "| Repeat Request | 50.00 | 25.00 | 5.00 | 30.00 | 30.00 | 25.00 | 75.00 | 60.00 | 25.00 |")
-    assert md[-1].startswith(f"{MARK} published in the NC-Bench paper")  # the legend line
+        "| Repeat Request | 50.00* (n=4) | 25.00* (n=4) | 5.00 | 30.00 | 30.00 | 25.00 | 75.00 | 60.00 | 25.00 |")
+    # the legend lines: the counts and the * mark, what † means, then the rows behind the † cells: the paper's
+    # Table 1 has 20 rows for each of basic's 9 patterns, 9 x 20 = 180 in all
+    assert md[-5].startswith("n: the rows each cell of a run is computed from") and "* marks" in md[-5]
+    assert md[-3].startswith(f"{MARK} published in the NC-Bench paper")
+    assert md[-1].endswith("basic: n=20 per pattern, Overall n=180.")
     assert f"Haiku-4.5 (paper, Table 4){MARK}" in (out / "tables" / "nc_complex_request.csv").read_text(encoding="utf-8")
 
 
@@ -205,7 +209,7 @@ def test_failures_are_pooled_only_over_runs_of_one_judge_and_reading(two_runs: l
     # Paraphrase, Other, (unparsed): 1/3 each, the alphabetically first wins the tie: (unparsed).
     lenient = _write(tmp_path / "lenient", "hf:model-a", ANSWERS_A, {**PAPER_SIGNATURE, "parsing": "lenient"})
     runs = load_runs([*two_runs, lenient])
-    from convbench_datasets.report.tables import nc_failure_pools
+    from convbench_datasets.nc.report_tables import nc_failure_pools
 
     pools = nc_failure_pools(runs)
     assert [name for name, _ in pools] == [
@@ -249,7 +253,7 @@ def test_judge_sanity_shown_with_a_warning_below_90(repeats: int, warned: bool, 
 
 def test_paper_differences_name_partial_runs_other_rules_and_filled_details(tmp_path):
     from convbench_datasets.report.runs import Run
-    from convbench_datasets.report.tables import nc_paper_differences
+    from convbench_datasets.nc.report_tables import nc_paper_differences
 
     # the paper's setup (paper_results.yaml: rules paper, exact reading; the released judge limit, 128)
     paper_like = {"judge": "openai:mistralai/Mistral-Large-Instruct-2411", "judge_template": "released",
@@ -263,7 +267,8 @@ def test_paper_differences_name_partial_runs_other_rules_and_filled_details(tmp_
     assert nc_paper_differences(old_name) == []  # "released" was the exact reading's name
     lenient = "lenient reading of judge answers (paper: the released aggregator's exact reading)"
     for change, expected in [
-        ({"limit": 3}, "only the first 3 rows (--limit): cells cover part of each pattern"),
+        ({"limit": 3}, "only the first 3 rows (--limit)"),
+        ({"sample": {"n": 40, "seed": 1, "by": ["set", "pattern"]}}, "a sample of 40 rows (--sample, seed 1, spread over set and pattern)"),
         ({"parsing": "lenient"}, lenient),
         ({"parsing": "convbench"}, lenient),  # the lenient reading's older name
         ({"rules": "released_script"}, "rules released_script: rag incremental-self-correction rejects Answer "
@@ -271,7 +276,13 @@ def test_paper_differences_name_partial_runs_other_rules_and_filled_details(tmp_
         ({"fill_request_details": True}, "request details filled in the judge prompt (the released pipeline leaves "
                                          "them empty)"),
         ({"judge_generation": {"max_new_tokens": 256, "temperature": 0.0}},
-         "judge decoding temperature 0.0, 256 new tokens (released pipeline: greedy, 128)"),
+         "judge limit 256 new tokens (released pipeline: 128)"),
+        ({"generation": {"max_new_tokens": 64, "temperature": 0.0}}, "64 new tokens (paper: 1024)"),
+        # a request parameter the user sent, to either role (recorded in its identity)
+        ({"model_identity": {"kind": "openai", "model": "m", "params": {"temperature": 0.7}}},
+         "generator request parameters temperature=0.7 (--param; paper: none)"),
+        ({"judge_identity": {"kind": "openai", "model": "j", "params": {"presence_penalty": None}}},
+         "judge request parameters presence_penalty=null (--judge-param; paper: none)"),
     ]:
         other = Run("m", tmp_path, "nc", {"signature": {**paper_like, **change}}, rag)
         assert nc_paper_differences(other) == [expected], change

@@ -13,7 +13,8 @@ import pytest
 pytest.importorskip("matplotlib", reason="reports need the report extra")
 
 from convbench_datasets.cli import main  # noqa: E402
-from convbench_datasets.report import load_runs, nc_table, write_report  # noqa: E402
+from convbench_datasets.nc.report_tables import nc_table  # noqa: E402
+from convbench_datasets.report import load_runs, write_report  # noqa: E402
 from convbench_datasets.report.html import markdown_table  # noqa: E402
 from convbench_datasets.nc.run import write_run  # noqa: E402
 
@@ -64,7 +65,7 @@ def test_nc_table_by_hand(two_runs: list[Path]) -> None:
 
 
 def test_failure_table_is_per_set(two_runs: list[Path]) -> None:
-    from convbench_datasets.report import nc_failures
+    from convbench_datasets.nc.report_tables import nc_failures
 
     table = nc_failures(load_runs(two_runs))
     row = table[(table["model"] == "hf:model-b") & (table["set"] == "rag")].iloc[0]
@@ -152,12 +153,13 @@ def test_missing_values_read_n_a_in_tables_never_0_or_none(two_runs: list[Path],
     write_run(shorter, _records({0: "Repeat"})[:4], {"benchmark": "nc", "model": "hf:short"}, {})
     write_report([two_runs[0], shorter], tmp_path / "report")
     lines = (tmp_path / "report" / "tables" / "nc_accuracy.md").read_text(encoding="utf-8").splitlines()
-    # model-a scored rag Repeat Request 1/1 = 100 (test_nc_table_by_hand); the shorter run nothing there;
-    # the paper's seven published values for rag Repeat Request follow (Table 3)
+    # model-a scored rag Repeat Request 1/1 = 100 (test_nc_table_by_hand: one row, n=1, marked *); the
+    # shorter run nothing there (n/a, no count); the paper's seven published values for rag Repeat Request
+    # follow (Table 3)
     from convbench_datasets.nc.paper_results import paper_results
 
     published = " | ".join(f"{v:.2f}" for v in paper_results().cells["rag"]["Repeat Request"].values())
-    assert f"| rag | Repeat Request | 100.00 | {MISSING} | {published} |" in lines
+    assert f"| rag | Repeat Request | 100.00* (n=1) | {MISSING} | {published} |" in lines
     import pandas as pd
 
     frame = pd.DataFrame({"who": ["human"], "mean": [2.0], "low": [None], "high": [None]})

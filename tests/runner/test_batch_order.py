@@ -151,7 +151,7 @@ def test_hf_backend_file_order(tmp_path: Path) -> None:
     assert cache_key(length, prompts[0], {}) != cache_key(file, prompts[0], {})
     from convbench_datasets.errors import ConvbenchError
 
-    with pytest.raises(ConvbenchError, match="batch order must be one of length, file, got 'sorted'"):
+    with pytest.raises(ConvbenchError, match=r"lm: batch_order: expected one of length, file, got 'sorted'"):  # one check for all
         backend_from_spec(f"hf:{folder}", device="cpu", batch_order="sorted")
 
 

@@ -11,7 +11,8 @@ from pathlib import Path
 import pytest
 
 import convbench_datasets
-from convbench_datasets.benchmark import Benchmark, Option, Plan, declare
+from convbench_datasets.benchmark import Benchmark, Plan
+from convbench_datasets.settings import Option
 from convbench_datasets.errors import ConvbenchError
 from convbench_datasets.registry import RUNS, get_benchmark, run_benchmarks
 
@@ -82,8 +83,9 @@ def test_run_function_defaults_are_the_plans_and_the_flags(name: str, request: p
         if field.init and field.name in parameters and field.name not in ("dataset", "sources"):
             default = parameters[field.name].default
             assert field.default == (None if default is inspect.Parameter.empty else default), field.name
-    for option in bench.options:
-        assert option.default == declare(function, option)[0].default
+    for option in bench.options:  # each flag sets a keyword of the run function, defaulting alike
+        default = parameters[option.dest].default
+        assert option.default == (None if default is inspect.Parameter.empty else default), option.flag
 
 
 def test_unknown_settings_and_judge_counts_are_refused(tmp_path: Path) -> None:
@@ -122,14 +124,15 @@ def test_a_new_benchmark_plugs_in_without_touching_the_runner(tmp_path: Path, mo
     from dataclasses import dataclass
 
     from convbench_datasets import registry
-    from convbench_datasets.benchmark import Executed
+    from convbench_datasets.benchmark import BenchmarkBase, Executed
     from convbench_datasets.runner.backends import GenerationParams
+    from convbench_datasets.settings import setting
     from convbench_datasets.runner.pipeline import run, score_run
     from convbench_datasets.runner.shards import merge_runs
 
     @dataclass
     class EchoPlan:
-        words: int = 5
+        words: int = setting(5, help="echo: rows (default {default})", paper=5, type=int)
 
         def rows(self) -> list[dict]:
             return [{"id": i, "word": f"w{i}"} for i in range(self.words)]
@@ -147,29 +150,11 @@ def test_a_new_benchmark_plugs_in_without_touching_the_runner(tmp_path: Path, mo
         def results(self, records, signature):  # type: ignore[no-untyped-def]
             return {"n": len(records), "accuracy": 100.0 * sum(r["answer"] == r["word"] for r in records) / len(records)}
 
-    class Echo:
-        name, title, judges, rescore_options, options = "echo", "Echo", (0, 0), (), ()
-
-        def run(self, **kwargs):  # type: ignore[no-untyped-def]
-            return run(self, **kwargs)
-
-        def plan(self, settings, *, dataset, sources):  # type: ignore[no-untyped-def]
-            return EchoPlan(**settings)
-
-        def check_records(self, records, signature) -> None:  # type: ignore[no-untyped-def]
-            pass
+    class Echo(BenchmarkBase):  # what is its own: its name, its settings (the plan here) and its scores again
+        name, title, settings = "echo", "Echo", EchoPlan
 
         def rescore(self, records, signature, previous, options):  # type: ignore[no-untyped-def]
             return EchoPlan().results(records, signature)
-
-        def carried(self, shards, signature) -> dict:  # type: ignore[no-untyped-def]
-            return {}
-
-        def summary(self, results, rescored=False) -> list[str]:  # type: ignore[no-untyped-def]
-            return [f"echo {results['accuracy']:.0f}%"]
-
-        def warnings(self, results) -> list[str]:  # type: ignore[no-untyped-def]
-            return []
 
     module = types.ModuleType("echo_benchmark_for_test")
     module.BENCHMARK = Echo()  # type: ignore[attr-defined]
@@ -179,6 +164,7 @@ def test_a_new_benchmark_plugs_in_without_touching_the_runner(tmp_path: Path, mo
     cache = tmp_path / "c.sqlite"
     whole = run("echo", model="baseline:repeat", out=tmp_path / "whole", cache=cache, progress=False)
     assert whole.results["accuracy"] == 100.0 and whole.results["signature"]["words"] == 5
+    assert [o.flag for o in Echo.options] == ["--words"]  # its flags, read from its settings
     assert whole.results["row_ids"] == ["0", "1", "2", "3", "4"] and whole.stats["model_calls"] == 5
     assert score_run(tmp_path / "whole").results["accuracy"] == 100.0
     shards = [run("echo", model="baseline:repeat", out=tmp_path / f"s{i}", cache=cache, shard=(i, 2), progress=False)

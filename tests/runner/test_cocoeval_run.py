@@ -241,15 +241,16 @@ def test_token_limit_scales_with_turns_per_call() -> None:
 def test_cli_passes_bootstrap_and_the_countermeasure(monkeypatch: pytest.MonkeyPatch) -> None:
     from convbench_datasets import cli
     from convbench_datasets.errors import ConvbenchError
-    from convbench_datasets.cocoeval import run as cocoeval_run
+    from convbench_datasets.runner import pipeline
+    from convbench_datasets.runner.run_config import settings_dict
 
     seen: dict = {}
 
-    def fake(**kwargs):
-        seen.update(kwargs)
+    def fake(config, bench):  # the run the command line made, not run
+        seen.update(settings_dict(config.settings))
         raise ConvbenchError("stop here")
 
-    monkeypatch.setattr(cocoeval_run, "run_cocoeval", fake)
+    monkeypatch.setattr(pipeline, "run_config", fake)
     common = ["run", "cocoeval", "--model", "openai:m", "--judge", "openai:j", "--out", "x"]
     assert cli.main([*common, "--bootstrap", "7", "--no-repetition-countermeasure",
                      "--bootstrap-unit", "source_conversation"]) != 0

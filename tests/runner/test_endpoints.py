@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import json
 import os
-import socket
 import threading
 import warnings
 from pathlib import Path
@@ -20,29 +19,16 @@ from convbench_datasets.cli import main
 from convbench_datasets.errors import ConvbenchError
 from convbench_datasets.runner.backends import GenerationParams, backend_from_spec
 from convbench_datasets.runner.backends.endpoints import EndpointPool, endpoint_urls
-from convbench_datasets.runner.backends.openai_compat import OpenAICompatBackend, RetryPolicy
+from convbench_datasets.runner.backends.openai_compat import OpenAICompatBackend
 from convbench_datasets.runner.cache import ResponseCache
 from convbench_datasets.runner.stage import complete
+from tests.support.network import closed_url
 from tests.support.openai_server import ServerState, label_for, openai_server
+from tests.support.replicas import FAST, replica_backend, run_records
 
-FAST = RetryPolicy(max_retries=2, base_delay=0.01, max_delay=0.02)
 PROMPTS = [[{"role": "user", "content": f"question {i}"}] for i in range(12)]
 PARAMS = GenerationParams(max_new_tokens=16)
 LABELS = [label_for(p) for p in PROMPTS]
-VOUCH = "endpoints share one cache identity"
-
-
-def _closed_url() -> str:
-    """A base URL on a local port nobody listens on: connections to it are refused."""
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return f"http://127.0.0.1:{sock.getsockname()[1]}/v1"
-
-
-def _backend(urls: list[str], model: str = "label", **kwargs) -> OpenAICompatBackend:
-    with warnings.catch_warnings():
-        warnings.filterwarnings("ignore", message=f".*{VOUCH}")
-        return OpenAICompatBackend(model, base_url=urls, retry=kwargs.pop("retry", FAST), **kwargs)
 
 
 def _texts(out: dict) -> list[str]:
@@ -60,7 +46,7 @@ def test_equal_replicas_take_turns() -> None:
     # one request at a time: both have none in flight, so the one behind its share by speed goes next (6
     # each for equal speeds: tests/runner/test_replica_shares.py; at least 4 unless one measures twice as fast)
     with openai_server(_equal()) as (url_a, a), openai_server(_equal()) as (url_b, b):
-        backend = _backend([url_a, url_b], "delay", concurrency=1)
+        backend = replica_backend([url_a, url_b], "delay", concurrency=1)
         backend.preflight()
         out = dict(backend.generate(PROMPTS, PARAMS))
     assert _texts(out) == LABELS
@@ -74,7 +60,7 @@ def test_a_busy_replica_gets_fewer_requests() -> None:
     gate = threading.Event()
     prompts = [[{"role": "user", "content": f"q{i}"}] for i in range(20)]
     with openai_server() as (url_a, a), openai_server(ServerState(hold=gate)) as (url_b, b):
-        backend = _backend([url_a, url_b], concurrency=2)
+        backend = replica_backend([url_a, url_b], concurrency=2)
         out = {}
         try:
             for index, generation in backend.generate(prompts, PARAMS):
@@ -88,9 +74,9 @@ def test_a_busy_replica_gets_fewer_requests() -> None:
 
 
 def test_a_replica_dead_at_start_is_left_out_with_a_warning() -> None:
-    dead = _closed_url()
+    dead = closed_url()
     with openai_server(_equal()) as (url_a, a), openai_server(_equal()) as (url_b, b):
-        backend = _backend([url_a, dead, url_b], "delay", concurrency=1)
+        backend = replica_backend([url_a, dead, url_b], "delay", concurrency=1)
         with pytest.warns(UserWarning, match=rf"openai:delay: connection to {dead}/models failed: .*; left out of "
                                              r"rotation for 30s, then tried again \(2 of 3 endpoints answer\)"):
             backend.preflight()
@@ -103,7 +89,7 @@ def test_a_replica_dead_at_start_is_left_out_with_a_warning() -> None:
 def test_a_replica_that_dies_mid_run_is_taken_out_and_the_results_are_the_same() -> None:
     with openai_server(_equal()) as (url_a, a), openai_server(_equal()) as (url_b, b):
         with openai_server() as (url_c, c):
-            backend = _backend([url_a, url_b, url_c], "delay", concurrency=1)
+            backend = replica_backend([url_a, url_b, url_c], "delay", concurrency=1)
             backend.preflight()
         # c is shut down: its turn (the 3rd request) is refused, c leaves the rotation, and that request
         # goes at once to another without using up a retry; a and b then share the rest
@@ -119,7 +105,7 @@ def test_the_deadline_holds_per_endpoint_and_the_retry_goes_elsewhere() -> None:
     gate = threading.Event()
     with openai_server(ServerState(hold=gate)) as (url_a, a), openai_server() as (url_b, b):
         try:
-            backend = _backend([url_a, url_b], concurrency=1, timeout=0.5)
+            backend = replica_backend([url_a, url_b], concurrency=1, timeout=0.5)
             out = dict(backend.generate(PROMPTS, PARAMS))
         finally:
             gate.set()
@@ -132,7 +118,7 @@ def test_every_replica_redacts_the_key_and_refuses_rows_alike() -> None:
     os.environ["CONVBENCH_REPLICA_KEY"] = secret
     try:
         with openai_server() as (url_a, a), openai_server() as (url_b, b):
-            backend = _backend([url_a, url_b], "refuse-echo", concurrency=1, api_key_env="CONVBENCH_REPLICA_KEY")
+            backend = replica_backend([url_a, url_b], "refuse-echo", concurrency=1, api_key_env="CONVBENCH_REPLICA_KEY")
             out = dict(backend.generate(PROMPTS, PARAMS))
     finally:
         del os.environ["CONVBENCH_REPLICA_KEY"]
@@ -230,12 +216,6 @@ def _nc_run(nc_built: Path, tmp_path: Path, name: str, *options: str, judges: tu
             "--cache", str(tmp_path / "c.sqlite"), "--no-progress", *options]
 
 
-def _records(path: Path) -> list[dict]:
-    drop = {"model_cache_hit", "judge_cache_hit"}
-    return [{k: v for k, v in json.loads(line).items() if k not in drop}
-            for line in (path / "records.jsonl").read_text().splitlines()]
-
-
 def _results(path: Path) -> dict:
     return json.loads((path / "results.json").read_text())
 
@@ -263,7 +243,7 @@ def test_replica_runs_hit_the_cache_whatever_the_hosts_and_order(nc_built: Path,
         assert (a.count() + b.count(), j.count(), k.count()) == (12, *counts[2:])
     err = capsys.readouterr().err
     assert "convbench: warning: openai:echo: 2 endpoints share one cache identity" in err
-    assert _records(tmp_path / "first") == _records(tmp_path / "again") == _records(tmp_path / "named")
+    assert run_records(tmp_path / "first") == run_records(tmp_path / "again") == run_records(tmp_path / "named")
     first, again, named = (_results(tmp_path / n) for n in ("first", "again", "named"))
     assert again["stats"]["model_calls"] == again["stats"]["judge_calls"] == 0
     assert first["accuracy"] == again["accuracy"] == named["accuracy"]
@@ -288,8 +268,8 @@ def test_two_judges_each_get_their_replica_list(nc_built: Path, tmp_path: Path) 
 
 
 def test_no_reachable_replica_fails_fast_in_one_line(nc_built: Path, tmp_path: Path, capsys) -> None:
-    dead_1, dead_2 = _closed_url(), _closed_url()
-    backend = _backend([dead_1, dead_2])
+    dead_1, dead_2 = closed_url(), closed_url()
+    backend = replica_backend([dead_1, dead_2])
     with pytest.raises(ConvbenchError) as caught:
         backend.preflight()
     message = str(caught.value)
@@ -304,7 +284,7 @@ def test_no_reachable_replica_fails_fast_in_one_line(nc_built: Path, tmp_path: P
 
 def test_replicas_that_all_die_mid_run_fail_as_the_retry_policy_says() -> None:
     with openai_server() as (url_a, a), openai_server() as (url_b, b):
-        backend = _backend([url_a, url_b], concurrency=1)
+        backend = replica_backend([url_a, url_b], concurrency=1)
         backend.preflight()
     out = dict(backend.generate(PROMPTS, PARAMS))  # both shut down: every attempt refused
     assert len(out) == 12 and not any(g.permanent for g in out.values())

@@ -5,7 +5,6 @@ from __future__ import annotations
 
 import json
 import os
-import socket
 import subprocess
 import sys
 import time
@@ -14,13 +13,8 @@ from pathlib import Path
 import pytest
 
 from convbench_datasets.cli import main
+from tests.support.network import closed_url
 from tests.support.openai_server import ServerState, openai_server
-
-
-def _closed_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return sock.getsockname()[1]
 
 
 def _run(url: str, nc_built: Path, tmp_path: Path, judge: str = "openai:label", *extra: str) -> list[str]:
@@ -29,7 +23,7 @@ def _run(url: str, nc_built: Path, tmp_path: Path, judge: str = "openai:label", 
             "--out", str(tmp_path / "run"), "--cache", str(tmp_path / "c.sqlite"), "--no-progress", *extra]
 
 
-@pytest.mark.parametrize("url, says", [(f"http://127.0.0.1:{_closed_port()}/v1", "Connection refused"),
+@pytest.mark.parametrize("url, says", [(closed_url(), "Connection refused"),
                                        ("http://nonexistent.invalid/v1", "nonexistent.invalid")],
                          ids=["refused", "unresolvable"])  # ids without the port: the same in every collection (xdist)
 def test_an_unreachable_server_fails_within_seconds(url: str, says: str, nc_built: Path, tmp_path: Path) -> None:

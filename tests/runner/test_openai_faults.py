@@ -19,6 +19,7 @@ from convbench_datasets.runner.backends.openai_compat import (
     _InvalidReply,
 )
 from convbench_datasets.runner.redact import redact
+from tests.support.network import closed_url
 from tests.support.openai_server import ServerState, affected, label_for, openai_server
 
 FAST = RetryPolicy(max_retries=2, base_delay=0.01, max_delay=0.02)
@@ -132,13 +133,7 @@ def test_preflight_runs_once_and_accepts_a_server_without_models() -> None:
         backend.preflight()
 
 
-def _closed_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return sock.getsockname()[1]
-
-
-@pytest.mark.parametrize("url, reason", [(f"http://127.0.0.1:{_closed_port()}/v1", "refused"),
+@pytest.mark.parametrize("url, reason", [(closed_url(), "refused"),
                                          ("http://nonexistent.invalid/v1", "connection to http://nonexistent.invalid/v1/models failed")],
                          ids=["refused", "unresolvable"])  # ids without the port: the same in every collection (xdist)
 def test_preflight_fails_fast_when_the_server_cannot_be_reached(url: str, reason: str) -> None:

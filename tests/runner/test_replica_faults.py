@@ -12,7 +12,6 @@ servers' own tallies."""
 from __future__ import annotations
 
 import json
-import warnings
 from pathlib import Path
 
 import pytest
@@ -23,17 +22,11 @@ from convbench_datasets.runner.backends.openai_compat import OpenAICompatBackend
 from convbench_datasets.runner.cache import ResponseCache
 from convbench_datasets.runner.stage import RunIncomplete, complete
 from tests.support.openai_server import ServerState, affected, label_for, openai_server
+from tests.support.replicas import FAST, replica_backend, run_records
 
-FAST = RetryPolicy(max_retries=2, base_delay=0.01, max_delay=0.02)
 PROMPTS = [[{"role": "user", "content": f"question {i}"}] for i in range(12)]
 PARAMS = GenerationParams(max_new_tokens=16)
 LABELS = [label_for(p) for p in PROMPTS]
-
-
-def _backend(urls: list[str], model: str = "label", **kwargs) -> OpenAICompatBackend:
-    with warnings.catch_warnings():
-        warnings.filterwarnings("ignore", message=".*endpoints share one cache identity")
-        return OpenAICompatBackend(model, base_url=urls, retry=kwargs.pop("retry", FAST), **kwargs)
 
 
 def _stage(backend: OpenAICompatBackend, cache: ResponseCache, prompts=PROMPTS, **kwargs):
@@ -46,7 +39,7 @@ def test_a_replica_that_lists_no_models_and_answers_404_is_taken_out(tmp_path: P
     equal = ServerState(delay_seconds=0.03)
     with openai_server(equal) as (url_a, a), openai_server(ServerState(broken="404")) as (url_bad, bad), \
             openai_server(ServerState(delay_seconds=0.03)) as (url_b, b), ResponseCache(tmp_path / "c.sqlite") as cache:
-        backend = _backend([url_a, url_bad, url_b], "delay", concurrency=1)
+        backend = replica_backend([url_a, url_bad, url_b], "delay", concurrency=1)
         backend.preflight()
         stage = _stage(backend, cache)
         errors = cache.stats()["errors"]
@@ -64,7 +57,7 @@ def test_a_replica_refusing_what_another_answers_is_taken_out(tmp_path: Path) ->
     # of the other replica, which answers it, so the refusal is the replica's failure, not the row's error
     with openai_server() as (url_a, a), openai_server(ServerState(broken="400")) as (url_bad, bad), \
             ResponseCache(tmp_path / "c.sqlite") as cache:
-        backend = _backend([url_a, url_bad], concurrency=1, max_failures=1)
+        backend = replica_backend([url_a, url_bad], concurrency=1, max_failures=1)
         stage = _stage(backend, cache)
         errors = cache.stats()["errors"]
     assert [g.text for g in stage.generations] == LABELS and stage.errors == 0 and errors == 0
@@ -77,7 +70,7 @@ def test_a_replica_refusing_what_another_answers_is_taken_out(tmp_path: Path) ->
 def test_a_refusal_both_replicas_give_is_the_rows_and_takes_no_replica_out(tmp_path: Path) -> None:
     refused = [i for i, p in enumerate(PROMPTS) if affected(p)]
     with openai_server() as (url_a, a), openai_server() as (url_b, b), ResponseCache(tmp_path / "c.sqlite") as cache:
-        backend = _backend([url_a, url_b], "refuse", concurrency=1)
+        backend = replica_backend([url_a, url_b], "refuse", concurrency=1)
         stage = _stage(backend, cache)
         errors = cache.stats()["errors"]
         assert [i for i, g in enumerate(stage.generations) if g.error] == refused and errors == len(refused) > 0
@@ -87,7 +80,7 @@ def test_a_refusal_both_replicas_give_is_the_rows_and_takes_no_replica_out(tmp_p
         assert len({sha for _, sha in a.requests} & {sha for _, sha in b.requests}) == len(refused)
         assert len(backend._pool.live()) == 2 and all(e.failures == 0 for e in backend._pool.endpoints)
         # the same prompts again: the row errors come from the cache, nothing is asked
-        again = _stage(_backend([url_a, url_b], "refuse", concurrency=1), cache)
+        again = _stage(replica_backend([url_a, url_b], "refuse", concurrency=1), cache)
         assert again.model_calls == 0 and [g.error for g in again.generations] == [g.error for g in stage.generations]
 
 
@@ -99,15 +92,15 @@ def test_no_usable_answer_from_one_replica_is_never_the_rows_error(tmp_path: Pat
             ResponseCache(tmp_path / "c.sqlite") as cache:
         with pytest.raises(RunIncomplete, match=r"^generate: 1 of 12 requests to openai:label failed \(first: gave up "
                                                 r"after 1 attempts: reply has no choices"):
-            _stage(_backend([url_a, url_bad], concurrency=1, retry=one_try, model_id="L"), cache)
+            _stage(replica_backend([url_a, url_bad], concurrency=1, retry=one_try, model_id="L"), cache)
         assert cache.stats()["errors"] == 0 and bad.count() == 1
         # the broken replica left out (one model_id: the same cache entries): asked again
-        rerun = _stage(_backend([url_a], retry=one_try, model_id="L"), cache)
+        rerun = _stage(replica_backend([url_a], retry=one_try, model_id="L"), cache)
     assert rerun.model_calls == 1 and [g.text for g in rerun.generations] == LABELS
     # with retries, the retry goes to the other replica and the answer comes from there
     with openai_server() as (url_a, a), openai_server(ServerState(broken="nochoices")) as (url_bad, bad), \
             ResponseCache(tmp_path / "c2.sqlite") as cache:
-        backend = _backend([url_a, url_bad], concurrency=1)
+        backend = replica_backend([url_a, url_bad], concurrency=1)
         stage = _stage(backend, cache)
     assert [g.text for g in stage.generations] == LABELS and (bad.count(), backend.retries) == (1, 1)
 
@@ -134,7 +127,7 @@ def test_a_server_that_loses_its_model_mid_run_stores_no_row_error(tmp_path: Pat
 def test_every_replica_answering_404_gives_up_at_once(tmp_path: Path) -> None:
     with openai_server(ServerState(broken="404")) as (url_a, a), openai_server(ServerState(broken="404")) as (url_b, b), \
             ResponseCache(tmp_path / "c.sqlite") as cache:
-        backend = _backend([url_a, url_b], concurrency=1)
+        backend = replica_backend([url_a, url_b], concurrency=1)
         with pytest.raises(RunIncomplete, match=r"^generate: 12 of 12 requests to openai:label failed \(first: gave up "
                                                 r"after 1 attempts: HTTP 404 from "):
             _stage(backend, cache)
@@ -151,12 +144,6 @@ def _nc(nc_built: Path, tmp_path: Path, name: str, base_url: str, judge_url: str
             str(tmp_path / f"{name}.sqlite"), "--no-progress", *extra]
 
 
-def _records(path: Path) -> list[dict]:
-    drop = {"model_cache_hit", "judge_cache_hit"}
-    return [{k: v for k, v in json.loads(line).items() if k not in drop}
-            for line in (path / "records.jsonl").read_text().splitlines()]
-
-
 def test_a_run_over_replicas_with_a_broken_one_gives_the_one_server_numbers(nc_built: Path, tmp_path: Path) -> None:
     # the reported command, small: three generator replicas, one that lists no models and answers 404 to
     # everything. The numbers must be those of a run on one sound server, and nothing stored as an error.
@@ -165,7 +152,7 @@ def test_a_run_over_replicas_with_a_broken_one_gives_the_one_server_numbers(nc_b
         assert main(_nc(nc_built, tmp_path, "alone", url_a, url_j)) == 0
         assert main(_nc(nc_built, tmp_path, "replicas", f"{url_a},{url_bad},{url_b}", url_j)) == 0
     alone, replicas = (json.loads((tmp_path / n / "results.json").read_text()) for n in ("alone", "replicas"))
-    assert _records(tmp_path / "replicas") == _records(tmp_path / "alone")
+    assert run_records(tmp_path / "replicas") == run_records(tmp_path / "alone")
     assert replicas["errors"] == alone["errors"] == 0 and replicas["accuracy"] == alone["accuracy"]
     assert replicas["stats"]["model_calls"] == 24 and 1 <= bad.count() <= 4  # at most the first 4 in flight
     with ResponseCache(tmp_path / "replicas.sqlite") as cache:

@@ -11,9 +11,11 @@ import pytest
 
 from convbench_datasets.cli import main
 from convbench_datasets.errors import ConvbenchError
-from convbench_datasets.runner.backends import GenerationParams, backend_from_spec, check_params, params_from_flags
+from convbench_datasets.runner.backends import GenerationParams, backend_from_spec, check_params, make_role, params_from_flags
 from convbench_datasets.runner.backends.openai_compat import OpenAICompatBackend, RetryPolicy, reasoning_model
 from convbench_datasets.runner.cache import ResponseCache, cache_key
+from convbench_datasets.runner.backends import ModelRole
+from convbench_datasets.runner.run_config import judge_role
 from convbench_datasets.runner.session import Session
 from tests.support.openai_server import openai_server
 
@@ -97,11 +99,13 @@ def test_a_second_run_with_other_params_asks_again(tmp_path: Path) -> None:
 def test_a_judge_never_borrows_the_generators_params(tmp_path: Path) -> None:
     with ResponseCache(tmp_path / "c.sqlite") as store:
         options = {"base_url": "http://127.0.0.1:9/v1", "params": {"temperature": 1.0}}
-        session = Session(store, "openai:m", ["openai:m"], model_options=options, progress=False)
+        generator = ModelRole("openai:m", **options)  # type: ignore[arg-type]
+        # a judge given no options of its own is lent the generator's, never its params (RunConfig.make)
+        session = Session(store, generator, [judge_role("openai:m", None, generator)], progress=False)
         assert not session.same
         assert session.judge().identity() == {"kind": "openai", "model": "m", "base_url": "http://127.0.0.1:9/v1"}
         assert session.generator.identity()["params"] == {"temperature": 1.0}
-        same = Session(store, "openai:m", ["openai:m"], model_options=options, judge_options=[options], progress=False)
+        same = Session(store, generator, [judge_role("openai:m", options, generator)], progress=False)
         assert same.same
 
 
@@ -182,7 +186,6 @@ def test_cli_param_errors_are_one_line_naming_the_flag(flags: list[str], message
 
 
 def test_sweep_model_params_count_in_the_cell(tmp_path: Path) -> None:
-    from convbench_datasets.runner.sweep import _judge_options
     from convbench_datasets.runner.sweep_file import read_sweep
 
     def cell(model: object) -> object:
@@ -196,7 +199,7 @@ def test_sweep_model_params_count_in_the_cell(tmp_path: Path) -> None:
     assert hot.digest() != plain.digest() and hot.model.identity()["params"] == {"temperature": 0.7}
     judge = read_sweep({"out": str(tmp_path), "models": ["openai:m"], "judges": [
         {"spec": "openai:j", "params": {"reasoning_effort": "high"}}], "benchmarks": {"nc": {}}}).cells[0].judges[0]
-    assert _judge_options(judge, plain.model)["params"] == {"reasoning_effort": "high"}
+    assert make_role(judge.spec, judge.options).params == {"reasoning_effort": "high"}  # the role the cell runs
     with pytest.raises(ConvbenchError, match=r"models\[0\]\.params: 'model' is built by convbench"):
         cell({"spec": "openai:m", "params": {"model": "x"}})
     with pytest.raises(ConvbenchError, match=r"models\[0\]\.params: baseline:repeat sends no requests"):

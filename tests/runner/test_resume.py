@@ -10,8 +10,12 @@ import sys
 import time
 from pathlib import Path
 
+import pytest
+
 from convbench_datasets.runner import ResponseCache
 from tests.support.openai_server import ServerState, openai_server
+
+pytestmark = pytest.mark.slow  # whole runs from the shell against a slow server, killed part-way and resumed
 
 
 def _command(url: str, nc_built: Path, out: Path, cache: Path) -> list[str]:

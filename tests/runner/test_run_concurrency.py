@@ -19,6 +19,7 @@ from convbench_datasets.cli import main
 from convbench_datasets.errors import ConvbenchError
 from convbench_datasets.runner.backends import GenerationParams
 from convbench_datasets.runner.cache import ResponseCache
+from convbench_datasets.runner.backends import ModelRole
 from convbench_datasets.runner.session import Session
 from convbench_datasets.runner.sweep import run_sweep
 from convbench_datasets.runner.sweep_file import read_sweep
@@ -36,8 +37,8 @@ def _judge_prompt(index: int, generation) -> list[dict]:
 def _pipelined(tmp_path: Path, url: str, *, concurrency: int | None, model: dict | None = None,
                judge: dict | None = None) -> tuple:
     with ResponseCache(tmp_path / "c.sqlite") as store, \
-            Session(store, f"openai:{GEN}", [f"openai:{JUDGE}"], model_options={"base_url": url, **(model or {})},
-                    judge_options=[{"base_url": url, **(judge or {})}], progress=False,
+            Session(store, ModelRole(f"openai:{GEN}", base_url=url, **(model or {})),
+                    [ModelRole(f"openai:{JUDGE}", base_url=url, **(judge or {}))], progress=False,
                     concurrency=concurrency) as session:
         return session.generate_then_judge(PROMPTS, PARAMS, _judge_prompt, PARAMS)
 
@@ -75,8 +76,7 @@ def test_a_judges_own_concurrency_caps_it_within_the_total(tmp_path: Path) -> No
 def test_a_stage_run_alone_keeps_its_backends_concurrency(tmp_path: Path) -> None:
     # not pipelined (one stage): 5 in flight, as before the limit was the run's
     with openai_server(ServerState(delay_seconds=0.2)) as (url, state), ResponseCache(tmp_path / "c.sqlite") as store, \
-            Session(store, f"openai:{GEN}", model_options={"base_url": url, "concurrency": 5},
-                    progress=False) as session:
+            Session(store, ModelRole(f"openai:{GEN}", base_url=url, concurrency=5), progress=False) as session:
         result = session.ask(session.generator, PROMPTS[:20], PARAMS, "generate")
     assert result.errors == 0 and state.count(GEN) == 20
     assert state.peak == 5

@@ -73,7 +73,7 @@ def test_a_sweep_block_samples_as_a_run_does(nc_built: Path, tmp_path: Path) -> 
              "judges": ["baseline:smoke-judge"],
              "benchmarks": {"nc": {"dataset": str(nc_built), "config": "basic", "sample": 20}}}
     (cell,) = run_sweep(sweep, progress=False).cells
-    assert cell.status == "ok" and "sample=20" in cell.name
+    assert cell.status == "ok" and "sample=20" in cell.name, cell.error
     direct = run_nc(**NC, config="basic", sample=20, dataset=nc_built, out=tmp_path / "direct", cache=tmp_path / "c.sqlite")
     import json
 

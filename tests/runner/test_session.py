@@ -10,6 +10,8 @@ import pytest
 from convbench_datasets.runner.backends import Backend, Generation, GenerationParams
 from convbench_datasets.runner.backends.baseline import BaselineBackend
 from convbench_datasets.runner.cache import ResponseCache
+from convbench_datasets.runner.backends import make_role
+from convbench_datasets.runner.run_config import judge_options_list, judge_role
 from convbench_datasets.runner.session import Session
 
 # what `convbench run` passes when no judge flag is given: every backend option, all unset
@@ -19,8 +21,10 @@ UNSET = {"base_url": None, "concurrency": None, "device": None, "dtype": None, "
 def test_a_judge_with_the_generators_spec_and_no_options_of_its_own_is_the_generator(tmp_path: Path) -> None:
     with ResponseCache(tmp_path / "c.sqlite") as store:
         def same(judge_options: object, model_options: object = None, judge: str = "hf:x") -> bool:
-            return Session(store, "hf:x", [judge], model_options=model_options,  # type: ignore[arg-type]
-                           judge_options=judge_options).same  # type: ignore[arg-type]
+            # the judge's role as a run makes it (RunConfig.make: none of its own, the generator's lent)
+            generator = make_role("hf:x", model_options)  # type: ignore[arg-type]
+            judges = [judge_role(judge, own, generator) for own in judge_options_list(judge_options, 1)]
+            return Session(store, generator, judges).same
 
         assert same(None) and same([None]) and same([UNSET])
         assert same([{**UNSET, "device": "cuda"}], {**UNSET, "device": "cuda"})  # the generator's own options

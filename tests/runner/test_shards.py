@@ -79,10 +79,10 @@ def test_the_shard_applies_to_the_limited_rows(nc_built: Path, tmp_path: Path) -
     assert second.results["row_ids"] == [whole.results["row_ids"][k] for k in (1, 5, 9)]
     assert second.results["signature"]["rows"] == 10 and second.results["signature"]["limit"] == 10
     from convbench_datasets.report.runs import load_runs
-    from convbench_datasets.report.tables import nc_paper_differences
+    from convbench_datasets.nc.report_tables import nc_paper_differences
 
     (run,) = load_runs([second.path])  # the report says a shard is not the whole benchmark
-    assert "shard 2/4 only (--shard): `convbench merge` its shards for the whole run" in nc_paper_differences(run)
+    assert "shard 2/4 only (--shard, 3 rows)" in nc_paper_differences(run)  # of 10 rows: positions 1, 5 and 9
 
 
 @pytest.fixture

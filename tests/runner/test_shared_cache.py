@@ -22,6 +22,7 @@ from convbench_datasets.runner.cache import ClaimOwner, cache_key
 from convbench_datasets.runner.stage import complete
 from tests.support.claim_worker import run_workers
 from tests.support.openai_server import ServerState, label_for, openai_server
+from tests.support.processes import dead_pid
 
 PARAMS = GenerationParams(max_new_tokens=128)
 PROMPTS = [[{"role": "user", "content": f"question {i}"}] for i in range(40)]
@@ -29,13 +30,6 @@ PROMPTS = [[{"role": "user", "content": f"question {i}"}] for i in range(40)]
 
 def _keys(backend: Backend, prompts: Sequence[list[dict]], params: GenerationParams = PARAMS) -> list[str]:
     return [cache_key(backend.identity(), p, params.to_dict()) for p in prompts]
-
-
-def _dead_pid() -> int:
-    """The id of a process of this host that has exited (and been reaped)."""
-    process = subprocess.Popen([sys.executable, "-c", "pass"])
-    process.wait()
-    return process.pid
 
 
 def _insert_claims(cache: ResponseCache, keys: list[str], owner: ClaimOwner, expires: float) -> None:
@@ -96,7 +90,7 @@ def test_a_claim_released_without_an_answer_is_asked_by_the_waiter(tmp_path: Pat
 @pytest.mark.parametrize("stale", ["owner died", "claim expired"])
 def test_a_stale_claim_is_taken_over(tmp_path: Path, stale: str) -> None:
     # a dead process of this host (claim still unexpired), or a claim of another host that expired
-    owner = (ClaimOwner(socket.gethostname(), _dead_pid(), "t0") if stale == "owner died"
+    owner = (ClaimOwner(socket.gethostname(), dead_pid(), "t0") if stale == "owner died"
              else ClaimOwner("another-host", 4242, "t0"))
     expires = time.time() + (3600 if stale == "owner died" else -1)
     with openai_server() as (url, state), ResponseCache(tmp_path / "c.sqlite") as cache:

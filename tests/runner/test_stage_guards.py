@@ -13,6 +13,7 @@ from convbench_datasets.cli import main
 from convbench_datasets.runner import Backend, Generation, GenerationParams, ResponseCache
 from convbench_datasets.runner.backends.openai_compat import OpenAICompatBackend, RetryPolicy
 from convbench_datasets.runner.stage import ServerRefusesAll, complete
+from tests.support.network import closed_url
 from tests.support.openai_server import affected, openai_server
 
 FAST = RetryPolicy(max_retries=1, base_delay=0.01, max_delay=0.02)
@@ -118,15 +119,11 @@ def test_later_backends_are_preflighted_before_the_first_request(tmp_path: Path)
 
 def test_a_cocoeval_judge_server_that_cannot_work_fails_before_the_simulation(cocoeval_built: Path,
                                                                              tmp_path: Path) -> None:
-    import socket
-
     from convbench_datasets.errors import ConvbenchError
     from convbench_datasets.cocoeval.run import run_cocoeval
     from tests.runner.test_cocoeval_run import Scripted as Simulator
 
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        closed = f"http://127.0.0.1:{sock.getsockname()[1]}/v1"
+    closed = closed_url()
     simulator = Simulator()
     with pytest.raises(ConvbenchError, match="refused"):
         run_cocoeval(model=simulator, judge="openai:label", judge_options={"base_url": closed}, out=tmp_path / "run",
@@ -146,15 +143,11 @@ def test_a_cocoeval_judge_server_that_cannot_work_fails_before_the_simulation(co
 
 
 def test_an_nc_judge_server_that_cannot_work_fails_before_generation(nc_built: Path, tmp_path: Path) -> None:
-    import socket
-
     from convbench_datasets.errors import ConvbenchError
     from convbench_datasets import run_nc
     from tests.runner.test_judge_template_run import Recorder
 
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        closed = f"http://127.0.0.1:{sock.getsockname()[1]}/v1"
+    closed = closed_url()
     generator = Recorder("Sure.")
     kwargs = dict(config="basic", limit=3, dataset=nc_built, cache=tmp_path / "c.sqlite", progress=False)
     with pytest.raises(ConvbenchError, match="refused"):

@@ -10,7 +10,6 @@ from __future__ import annotations
 import importlib.util
 import json
 import re
-import socket
 import time
 from pathlib import Path
 from typing import Any
@@ -21,14 +20,10 @@ from convbench_datasets import run_nc, run_nico
 from convbench_datasets.cli import main
 from convbench_datasets.errors import ConvbenchError
 from convbench_datasets.registry import get_benchmark
+from convbench_datasets.runner.backends import ModelRole
 from convbench_datasets.runner.sweep import run_sweep
 from convbench_datasets.runner.sweep_file import read_sweep
-
-
-def _closed_port() -> int:
-    with socket.socket() as sock:
-        sock.bind(("127.0.0.1", 0))
-        return sock.getsockname()[1]
+from tests.support.network import closed_port, closed_url
 
 
 def _sweep(tmp_path: Path, nc_built: Path, nico_built: Path, *, models: list[Any] | None = None,
@@ -271,7 +266,7 @@ def test_a_silent_model_on_identify_unnatural_scores_the_clean_share(nico_built:
 def test_a_rerun_skips_finished_cells_and_runs_changed_and_failed_ones(nc_built: Path, nico_built: Path,
                                                                       tmp_path: Path, monkeypatch) -> None:
     monkeypatch.setenv("OPENAI_API_KEY", "unused")
-    down = {"spec": "openai:down", "base_url": f"http://127.0.0.1:{_closed_port()}/v1", "name": "down", "timeout": 2}
+    down = {"spec": "openai:down", "base_url": closed_url(), "name": "down", "timeout": 2}
     sweep = _sweep(tmp_path, nc_built, nico_built, models=["baseline:repeat", down])
     first = run_sweep(sweep, progress=False)
     assert [cell.status for cell in first.cells] == ["ok", "failed"] * 4
@@ -311,7 +306,7 @@ def test_a_rerun_skips_finished_cells_and_runs_changed_and_failed_ones(nc_built:
 def test_a_failing_cell_is_recorded_and_the_others_go_on(nc_built: Path, nico_built: Path, tmp_path: Path,
                                                          monkeypatch, capsys: pytest.CaptureFixture[str]) -> None:
     monkeypatch.setenv("OPENAI_API_KEY", "unused")
-    port = _closed_port()
+    port = closed_port()
     down = {"spec": "openai:down", "base_url": f"http://127.0.0.1:{port}/v1", "name": "down", "timeout": 2}
     path = _write(tmp_path, _sweep(tmp_path, nc_built, nico_built, models=[down, "baseline:repeat"]))
     began = time.monotonic()
@@ -346,24 +341,25 @@ def test_an_unexpected_error_fails_its_cell_and_ctrl_c_stops_the_sweep_after_sav
     sweep = {"out": str(tmp_path / "sweep"), "cache": str(tmp_path / "c.sqlite"), "limit": 2,
              "models": ["baseline:repeat", "baseline:silence", "openai:never-asked"],
              "benchmarks": {"nico": {"dataset": str(nico_built), "task": "open_domain", "split": "train"}}}
-    bench = get_benchmark("nico")
-    real = bench.run
+    import convbench_datasets.runner.sweep as sweeps
 
-    def flaky(**kwargs: Any) -> Any:
-        if kwargs["model"] == "baseline:silence":
+    real = sweeps.run_config
+
+    def flaky(config: Any, bench: Any) -> Any:
+        if config.model.spec == "baseline:silence":
             raise TypeError("a bug")
-        if kwargs["model"] == "openai:never-asked":
+        if config.model.spec == "openai:never-asked":
             raise KeyboardInterrupt
-        return real(**kwargs)
+        return real(config, bench)
 
-    monkeypatch.setattr(bench, "run", flaky)
+    monkeypatch.setattr(sweeps, "run_config", flaky)
     with pytest.raises(KeyboardInterrupt):
         run_sweep(sweep, progress=False)
     state = _state(tmp_path)
     assert [(r["status"], r["error"]) for r in state["cells"]] == [
         ("ok", None), ("failed", "TypeError: a bug"), ("interrupted", "interrupted (Ctrl-C)")]
-    monkeypatch.setattr(bench, "run", lambda **kwargs: real(**kwargs) if kwargs["model"].startswith("baseline:") else
-                        pytest.fail("not reached"))
+    monkeypatch.setattr(sweeps, "run_config", lambda config, bench: real(config, bench)
+                        if config.model.spec.startswith("baseline:") else pytest.fail("not reached"))
     sweep["models"] = sweep["models"][:2]
     again = run_sweep(sweep, progress=False)
     assert [(cell.status, cell.ran) for cell in again.cells] == [("ok", False), ("ok", True)]
@@ -388,21 +384,22 @@ def test_a_judge_gets_its_own_options_never_the_models(nc_built: Path, tmp_path:
     class Seen(BaseException):  # not an Exception: the sweep lets it through, as it does Ctrl-C
         pass
 
-    def run(**kwargs: Any) -> None:
-        raise Seen(kwargs)
+    def run(config: Any, bench: Any) -> None:
+        raise Seen(config)
 
-    monkeypatch.setattr(get_benchmark("nc"), "run", run)
+    import convbench_datasets.runner.sweep as sweeps
+
+    monkeypatch.setattr(sweeps, "run_config", run)
     sweep = {"out": str(tmp_path / "o"), "models": [{"spec": "openai:m", "base_url": "http://model:8000/v1"}],
              "judges": ["openai:judge", {"spec": "openai:m", "base_url": "http://model:8000/v1"}],
              "benchmarks": {"nc": {"dataset": str(nc_built), "limit": 2}}}
     with pytest.raises(Seen) as caught:
         run_sweep(sweep, progress=False)
-    (kwargs,) = caught.value.args
-    assert kwargs["backend_options"] == {"base_url": "http://model:8000/v1"}
-    assert kwargs["judge"] == ["openai:judge", "openai:m"]
-    own, shared = kwargs["judge_options"]
-    assert shared is None and own == dict.fromkeys(("base_url", "concurrency", "timeout", "api_key_env", "device",
-                                                    "dtype", "batch_size", "batch_order", "model_id", "params"))
+    (config,) = caught.value.args
+    assert config.model == ModelRole("openai:m", base_url="http://model:8000/v1")
+    own, shared = config.judges
+    assert own == ModelRole("openai:judge")  # the backend's defaults: not the model's server
+    assert shared == config.model  # the model itself: one role, shared
 
 
 def test_a_second_sweep_into_the_same_out_fails_at_once(nico_built: Path, tmp_path: Path) -> None:
@@ -485,7 +482,7 @@ def test_a_bad_tokenizer_is_found_before_anything_runs_and_a_bad_split_before_an
     # a split is known only by reading the build: the cell fails on it, before its model is asked anything
     # (a server that cannot be reached would fail it with "Connection refused")
     monkeypatch.setenv("OPENAI_API_KEY", "unused")
-    down = {"spec": "openai:down", "base_url": f"http://127.0.0.1:{_closed_port()}/v1", "timeout": 2}
+    down = {"spec": "openai:down", "base_url": closed_url(), "timeout": 2}
     sweep["models"], sweep["limit"] = [down], 2
     sweep["benchmarks"]["nico"].update(tokenizer="char", split="bogus")
     (cell,) = run_sweep(sweep, progress=False).cells

@@ -8,6 +8,7 @@ from pathlib import Path
 from convbench_datasets import run_nc
 from convbench_datasets.runner.backends import GenerationParams, backend_from_spec
 from convbench_datasets.runner.cache import ResponseCache
+from convbench_datasets.runner.backends import ModelRole
 from convbench_datasets.runner.session import Session
 from tests.support.openai_server import ServerState, label_for, openai_server
 
@@ -43,8 +44,8 @@ def test_a_twin_shares_identity_preflight_and_connections_and_counts_its_own_cal
 
 def test_a_session_gives_a_served_same_spec_judge_a_twin_and_a_local_one_the_generator(tmp_path: Path) -> None:
     with ResponseCache(tmp_path / "c.sqlite") as store:
-        served = Session(store, "openai:m", ["openai:m"], model_options={"base_url": "http://127.0.0.1:9/v1"},
-                         progress=False)
+        role = ModelRole("openai:m", base_url="http://127.0.0.1:9/v1")
+        served = Session(store, role, [role], progress=False)
         assert served.same
         judge = served.judge(0)
         assert judge is not served.generator and judge._twin_of is served.generator

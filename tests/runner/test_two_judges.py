@@ -240,7 +240,7 @@ def test_report_shows_the_table_7_layout(nc_built, rows, tmp_path):
     pytest.importorskip("pandas")
     pytest.importorskip("matplotlib")
     from convbench_datasets.report import write_report
-    from convbench_datasets.report.judges import judge_agreement_table, per_judge_table
+    from convbench_datasets.nc.report_judges import judge_agreement_table, per_judge_table
     from convbench_datasets.report.runs import load_runs
 
     two = _run(tmp_path, nc_built, rows, [ScriptedJudge("judge-a", ANSWERS_A), ScriptedJudge("judge-b", ANSWERS_B)])

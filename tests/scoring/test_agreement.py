@@ -10,7 +10,7 @@ import pytest
 
 from convbench_datasets.cli import main
 from convbench_datasets.errors import DataFormatError
-from convbench_datasets.scoring.agreement import agreement, agreement_files, cohen_kappa
+from convbench_datasets.nc.agreement import agreement, agreement_files, cohen_kappa
 
 # The classic 2x2 teaching table: 20 yes/yes, 5 yes/no, 10 no/yes, 15 no/no (50 items).
 # p_o = 35/50 = 0.7; p_e = 0.5*0.6 + 0.5*0.4 = 0.5; kappa = (0.7 - 0.5) / (1 - 0.5) = 0.4.

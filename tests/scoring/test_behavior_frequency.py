@@ -6,7 +6,7 @@ import math
 
 import pytest
 
-from convbench_datasets.scoring.behavior_frequency import (
+from convbench_datasets.cocoeval.behavior_frequency import (
     mean_with_interval,
     rater_agreement,
     score_frequencies,
@@ -119,7 +119,7 @@ def test_group_totals_put_unclear_intent_with_the_uncollaborative() -> None:
 def test_vectorised_intervals_match_a_slow_loop_on_the_same_draws() -> None:
     import numpy as np
 
-    from convbench_datasets.scoring.behavior_frequency import bootstrap_draws
+    from convbench_datasets.cocoeval.behavior_frequency import bootstrap_draws
 
     predictions = [["Repetition"] * (i % 3) + ["Interruption"] * (i % 2) for i in range(9)]
     references = [["Repetition"] * (i % 2) + ["Off Topic"] * ((i + 1) % 3) for i in range(9)]
@@ -150,7 +150,7 @@ def test_vectorised_intervals_match_a_slow_loop_on_the_same_draws() -> None:
 def test_split_half_mismatch_by_hand() -> None:
     import numpy as np
 
-    from convbench_datasets.scoring.behavior_frequency import split_half_mismatch
+    from convbench_datasets.cocoeval.behavior_frequency import split_half_mismatch
 
     # human counts (Repetition, Off Topic) of 4 instances, one conversation each; the order puts 0, 1 first.
     # halves: (0.5, 0.5) and (1.5, 0.5); |difference| total 1.0; all-data human total 1.0 + 0.5 = 1.5;
@@ -166,7 +166,7 @@ def test_mismatch_floor_is_what_a_simulator_identical_to_the_humans_scores() -> 
     # estimate, which sees only the human half, must reproduce (within 10%).
     import numpy as np
 
-    from convbench_datasets.scoring.behavior_frequency import mismatch_floor
+    from convbench_datasets.cocoeval.behavior_frequency import mismatch_floor
 
     rng = np.random.default_rng(5)
     rates = np.array([1.0, 0.3, 0.1, 0.05])

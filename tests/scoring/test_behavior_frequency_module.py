@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from convbench_datasets.scoring.behavior_frequency import score_frequencies
+from convbench_datasets.cocoeval.behavior_frequency import score_frequencies
 
 METRICS = Path(__file__).resolve().parents[2] / "metrics"
 

@@ -13,7 +13,7 @@ from pathlib import Path
 
 import pytest
 
-from convbench_datasets.scoring.nico_generation import score_generation
+from convbench_datasets.nico.nico_generation import score_generation
 
 CHARS = "我今天去超市买了很多水果你要不要来一点好的谢谢没问题明天见吧周末一起去公园散步怎么样，。？"
 PREDICTIONS = ["我今天很开心", "", "去公园散步", "  \n"]

@@ -6,7 +6,7 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from convbench_datasets.scoring.behavior_frequency import _clusters, _intervals
+from convbench_datasets.cocoeval.behavior_frequency import _clusters, _intervals
 
 
 def _by_hand(samples: np.ndarray) -> list[float | None]:

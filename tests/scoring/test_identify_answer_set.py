@@ -22,7 +22,7 @@ import pytest
 from convbench_datasets.nico.builder import SAMPLE
 from convbench_datasets.nico.format import read_dialogues
 from convbench_datasets.nico.tasks import identify_unnatural
-from convbench_datasets.scoring.unnatural_prf import score_unnatural
+from convbench_datasets.nico.unnatural_prf import score_unnatural
 
 DATA = Path(__file__).parent / "data"
 ANSWERS = DATA / "identify_answers.jsonl"

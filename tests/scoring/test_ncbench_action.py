@@ -8,7 +8,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from convbench_datasets.scoring.ncbench_action import row_passes, score_actions
+from convbench_datasets.nc.ncbench_action import row_passes, score_actions
 
 CLOSER = ["PreClosing", "Silence", "NewTopic", "NonVerbal", "Acknowledgment", "Acknowledgement", "Assessment",
           "GratitudeReceipt", "AppreciationReceipt"]
@@ -138,6 +138,7 @@ def _released_score(output: str, task: str) -> int:
     return int(any(label in accepted for label in labels))
 
 
+@pytest.mark.slow
 def test_released_rule_on_random_answers(nc_rows: dict) -> None:
     rows = [row for rows in nc_rows.values() for row in rows]
     assert len(rows) == 720

@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from convbench_datasets.scoring.ncbench_action import score_actions
+from convbench_datasets.nc.ncbench_action import score_actions
 
 MODULE = Path(__file__).resolve().parents[2] / "metrics" / "ncbench_action"
 

@@ -13,8 +13,8 @@ from hypothesis import strategies as st
 
 from convbench_datasets.nc.judge_output import UNPARSED_LABEL
 from convbench_datasets.nc.patterns import pattern_table
-from convbench_datasets.scoring import ncbench_action
-from convbench_datasets.scoring.ncbench_action import ERROR_LABEL, judge_row, score_actions
+from convbench_datasets.nc import ncbench_action
+from convbench_datasets.nc.ncbench_action import ERROR_LABEL, judge_row, score_actions
 
 ENTRIES = list(pattern_table().tasks)
 WORDS = ["Answer", "answer", "Silence", "NonVerbal", "Repeat", "Partial Repeat", "PreClosing", "Pre-Closing",

@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from convbench_datasets.scoring.nico_generation import score_generation, segment
+from convbench_datasets.nico.nico_generation import score_generation, segment
 
 CHARS = "我今天去超市买了很多水果你要不要来一点好的谢谢没问题明天见吧周末一起去公园散步怎么样，。？"
 
@@ -110,7 +110,7 @@ def test_bad_input(kwargs: dict, error: type, message: str) -> None:
 
 
 def test_worker_processes_give_the_same_numbers() -> None:
-    from convbench_datasets.scoring.nico_generation import PARALLEL_MIN_PAIRS
+    from convbench_datasets.nico.nico_generation import PARALLEL_MIN_PAIRS
 
     predictions, references = _pairs(PARALLEL_MIN_PAIRS, seed=3)
     types = ["exchange", "conflict"] * (PARALLEL_MIN_PAIRS // 2)
@@ -168,7 +168,7 @@ def test_missing_or_mistyped_inputs_name_the_row_and_field(kwargs: dict, message
 
 def test_pathological_lengths_are_refused_before_any_work(monkeypatch: pytest.MonkeyPatch) -> None:
     from convbench_datasets.errors import ConvbenchError
-    from convbench_datasets.scoring import nico_generation
+    from convbench_datasets.nico import nico_generation
 
     def no_work(*args: object, **kwargs: object) -> None:
         raise AssertionError("segmentation or ROUGE-L started before the length check")

@@ -7,8 +7,9 @@ import random
 
 import pytest
 
-from convbench_datasets.scoring import nico_generation, workers
-from convbench_datasets.scoring.nico_generation import PARALLEL_MIN_PAIRS, score_generation
+from convbench_datasets.nico import nico_generation
+from convbench_datasets.scoring import workers
+from convbench_datasets.nico.nico_generation import PARALLEL_MIN_PAIRS, score_generation
 
 CHARS = "我今天去超市买了很多水果你要不要来一点好的谢谢没问题明天见吧周末一起去公园散步怎么样，。？ OK 3.5"
 

@@ -8,8 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from convbench_datasets.scoring.nico_generation import score_generation
-from convbench_datasets.scoring.unnatural_prf import score_unnatural
+from convbench_datasets.nico.nico_generation import score_generation
+from convbench_datasets.nico.unnatural_prf import score_unnatural
 
 METRICS = Path(__file__).resolve().parents[2] / "metrics"
 

@@ -15,7 +15,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from convbench_datasets.nc.patterns import pattern_table
-from convbench_datasets.scoring.released_rule import released_passes
+from convbench_datasets.nc.released_rule import released_passes
 
 
 def oracle(text: str, acceptable: list[str]) -> bool:
@@ -54,7 +54,7 @@ def test_hand_cases():
 
 
 def test_score_actions_reads_exactly_by_default_and_leniently_on_request():
-    from convbench_datasets.scoring.ncbench_action import score_actions
+    from convbench_datasets.nc.ncbench_action import score_actions
 
     repeat = ["Repeat", "Partial Repeat"]
     closer = list(pattern_table().entry("basic", "sequence closer").acceptable_labels)
@@ -90,7 +90,7 @@ def test_score_actions_reads_exactly_by_default_and_leniently_on_request():
 
 
 def test_exact_reading_flags_labels_outside_the_rows_label_set():
-    from convbench_datasets.scoring.ncbench_action import score_actions
+    from convbench_datasets.nc.ncbench_action import score_actions
 
     out = score_actions(["ChoiceGiving, Repeat", "Repeat"], [["Repeat"], ["Repeat"]],
                         label_sets=[["Repeat", "Other"], ["Repeat", "Other"]])
@@ -98,7 +98,7 @@ def test_exact_reading_flags_labels_outside_the_rows_label_set():
 
 
 def test_released_reading_keeps_the_judges_order_and_flags_prose():
-    from convbench_datasets.scoring.ncbench_action import score_actions
+    from convbench_datasets.nc.ncbench_action import score_actions
 
     out = score_actions(["Repeat, Answer", "The agent repeats."], [["Repeat"], ["Repeat"]], return_rows=True)
     # label-level agreement uses a row's first label: it must be the judge's first, not the alphabetical first

@@ -8,8 +8,9 @@ import sys
 
 import pytest
 
-from convbench_datasets.scoring import nico_generation, segmentation
-from convbench_datasets.scoring.nico_generation import score_generation
+from convbench_datasets.nico import nico_generation
+from convbench_datasets.scoring import segmentation
+from convbench_datasets.nico.nico_generation import score_generation
 from convbench_datasets.scoring.segmentation import backend, jieba_cutter
 
 WORDS = ("我们 今天 晚上 一起 去 吃 火锅 吧 你 觉得 怎么样 好啊 不过 我 有点 累 明天 再说 周末 公园 散步 天气 不错 "
@@ -143,6 +144,7 @@ KNOWN_TIES = [
 ]
 
 
+@pytest.mark.slow
 def test_rjieba_backend_equals_jieba_on_repetitions_and_long_blocks() -> None:
     # Before: 1,386 of 22,170 such texts differed (jieba-rs's dictionary total and HMM rounding; see
     # scoring/segmentation.py); expected: jieba.lcut itself.
@@ -172,6 +174,7 @@ def repeat_probes() -> list[str]:
     return sorted({before + core + after for core in cores for before in PROBE_CONTEXT for after in PROBE_CONTEXT})
 
 
+@pytest.mark.slow
 def test_rjieba_backend_equals_jieba_on_repeat_probes() -> None:
     pytest.importorskip("rjieba", reason="the fast extra (rjieba) is not installed: pip install 'convbench[fast]'")
     if segmentation._rjieba() is None:

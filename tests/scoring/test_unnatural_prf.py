@@ -8,8 +8,8 @@ import time
 import pytest
 
 from convbench_datasets.errors import ConvbenchError
-from convbench_datasets.scoring.unnatural_answer import read_answer
-from convbench_datasets.scoring.unnatural_prf import MAX_FUZZY_SENTENCES, parse_answer, score_unnatural
+from convbench_datasets.nico.unnatural_answer import read_answer
+from convbench_datasets.nico.unnatural_prf import MAX_FUZZY_SENTENCES, parse_answer, score_unnatural
 
 S1, S2, S3 = "我对于此事表示赞同。", "恰逢本人亦有减重之意愿。", "你为何如此焦急？"
 
@@ -104,7 +104,7 @@ def test_containing_scores_are_none_when_no_dialogue_has_unnatural_sentences() -
 
 
 def test_pathological_lengths_are_refused_before_any_work(monkeypatch: pytest.MonkeyPatch) -> None:
-    from convbench_datasets.scoring import unnatural_prf
+    from convbench_datasets.nico import unnatural_prf
 
     def no_work(*args: object) -> list[str]:
         raise AssertionError("parsing started before the length check")
@@ -516,7 +516,7 @@ def test_patterns_are_linear_even_on_uncollapsed_whitespace() -> None:
     # to a lazy body or another "\s*", no quote scanning past another opening quote, no regex excluding
     # "not" around "natural"). Called directly, a pattern has no length cap: on 200,000 characters each
     # quadratic one ran for minutes (the alarm interrupts a match), a linear one takes milliseconds.
-    from convbench_datasets.scoring import unnatural_answer as ua
+    from convbench_datasets.nico import unnatural_answer as ua
 
     with _alarm(10):
         assert ua._TRAILING_NOTE.match("好的" + "\t" * 199_990 + "吧") is None

@@ -9,11 +9,14 @@ convbench import-inspect logs/LOG.eval --out runs/x     # a run folder for convb
 
 Tasks, solvers, scorers and metrics call convbench's own code for every prompt, label set, parser
 and scoring rule (nothing is copied), so an inspect run reports the numbers ``convbench score``
-gives for the same answers. Each benchmark's task is in its folder (``nc/inspect_task.py``, ...); this
-package holds what they share: the registration (:mod:`._registry`), the helpers (:mod:`._common`),
-the baseline models and the importer. Its names load on first use (the benchmarks' tasks import
-:mod:`._common`, so this package imports none of them when it loads). This package imports
-inspect_ai; ``import convbench_datasets`` does not.
+gives for the same answers. Each benchmark's task is in its folder (``nc/inspect_task.py``, ...), with
+its solvers, scorers and metrics (import those from there); this package holds what the tasks share:
+the registration (:mod:`._registry`), the helpers (:mod:`._common`), the baseline models and the
+importer. Each registered benchmark's task is also importable from here under the benchmark's name
+(``from convbench_datasets.integrations.inspect import nc``): it is looked up in
+:data:`._registry.TASKS`, which finds the tasks through the registry by name, so this package imports
+no benchmark (and the benchmarks' tasks, which import :mod:`._common`, are loaded on first use, not
+when this package loads). This package imports inspect_ai; ``import convbench_datasets`` does not.
 """
 
 from __future__ import annotations
@@ -21,26 +24,20 @@ from __future__ import annotations
 import importlib
 from typing import Any
 
-# public name -> the module that defines it
-_NAMES = {
-    "NAMESPACE": "convbench_datasets.integrations.inspect._registry",
-    "TASKS": "convbench_datasets.integrations.inspect._registry",
-    "import_inspect_log": "convbench_datasets.integrations.inspect.importer",
-    **dict.fromkeys(["nc", "ncbench_judge", "ncbench_action"], "convbench_datasets.nc.inspect_task"),
-    **dict.fromkeys(["nico", "nico_turn", "nico_identify", "nico_generation", "unnatural_sentence_prf"],
-                    "convbench_datasets.nico.inspect_task"),
-    **dict.fromkeys(["cocoeval", "cocoeval_simulate", "cocoeval_judge", "behavior_frequency"],
-                    "convbench_datasets.cocoeval.inspect_task"),
-}
+__all__ = ["NAMESPACE", "TASKS", "import_inspect_log"]
 
 
 def __getattr__(name: str) -> Any:
-    if name not in _NAMES:
+    if name.startswith("_"):  # a submodule not imported yet, or a dunder Python looks for: not a name of ours
         raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
-    importlib.import_module("convbench_datasets.integrations.inspect._registry")  # the tasks' convbench/ names
-    value = getattr(importlib.import_module(_NAMES[name]), name)
+    registry = importlib.import_module(f"{__name__}._registry")  # the tasks' convbench/ names, registered
+    if name == "import_inspect_log":
+        value = importlib.import_module(f"{__name__}.importer").import_inspect_log
+    elif name in ("NAMESPACE", "TASKS"):
+        value = getattr(registry, name)
+    elif name in registry.TASKS:  # a registered benchmark's task, by the benchmark's name
+        value = registry.TASKS[name]
+    else:
+        raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
     globals()[name] = value
     return value
-
-
-__all__ = list(_NAMES)

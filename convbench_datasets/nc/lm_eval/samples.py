@@ -96,7 +96,7 @@ def score_lm_eval_samples(
     Args:
         samples: ``samples_convbench_nc*_DATE.jsonl`` from ``lm_eval ... --log_samples``.
         judge, template, rules, parsing, fill_request_details, judge_max_new_tokens, cache, judge_options,
-            retry_errors, max_error_rate: as :func:`convbench_datasets.runner.run_nc` (over the error rate, the
+            retry_errors, max_error_rate: as :func:`convbench_datasets.nc.run.run_nc` (over the error rate, the
             folder is written, its signature naming the harness, then ``TooManyErrors`` is raised).
         dataset, sources: convbench's NC-Bench build lm-eval used (its ``convbench_dataset`` /
             ``convbench_sources`` metadata; default: convbench's cached build).

@@ -1,8 +1,0 @@
-"""Moved to :mod:`convbench_datasets.nc.ncbench_action` (a benchmark's scoring lives in its folder); this name stays
-importable and is that very module, so what patches or reads one sees the other."""
-
-import sys
-
-from ..nc import ncbench_action
-
-sys.modules[__name__] = ncbench_action

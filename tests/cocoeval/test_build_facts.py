@@ -1,0 +1,35 @@
+"""What a CoCoEval build holds, as a run's signature records it, and how it departs from the paper's test set
+(300 instances, 50 from each of six sources, summaries by o4-mini: the paper's Table 2 and section 3.2)."""
+
+from __future__ import annotations
+
+from convbench_datasets.cocoeval.build_facts import build_departures, build_facts
+
+
+def _rows(source: str, n: int, method: str) -> list[dict]:
+    return [{"source": source, "summary_method": method}] * n
+
+
+def test_the_papers_build_departs_in_nothing() -> None:
+    sources = ["qmsum_product", "qmsum_academic", "qmsum_committee", "iq2", "sim", "ncpc"]
+    rows = [r for s in sources for r in _rows(s, 50, "abstractive: openai:o4-mini, from the last 40 turns before")]
+    rows += _rows("iq2", 0, "none: the history window opens the conversation")
+    facts = build_facts(rows, "all", "test")
+    assert facts["summary_methods"] == ["abstractive: openai:o4-mini"]
+    assert build_departures(facts) == []
+
+
+def test_missing_sources_other_counts_and_another_summarizer_are_named() -> None:
+    rows = _rows("qmsum_product", 40, "abstractive: openai:gpt-4.1, from the last 12 turns before the history")
+    rows += _rows("iq2", 50, "none: the history window opens the conversation")
+    facts = build_facts(rows, "all", "test")
+    assert facts["instances"] == {"qmsum_product": 40, "iq2": 50}  # in the source column's class order
+    # by hand: qmsum_academic, qmsum_committee, sim and ncpc are missing; 90 instances of the paper's 6 x 50
+    assert build_departures(facts) == [
+        "dataset built without qmsum_academic, qmsum_committee, sim, ncpc (90 instances; paper: 300, 50 per "
+        "source): `convbench build cocoeval --data-dir` with the TCR files adds SIM and NCPC",
+        "instances per source qmsum_product 40 (paper: 50 each)",
+        "summaries by openai:gpt-4.1 (paper: o4-mini)"]
+    # one source asked for (--config iq2): only that source is expected; the train split has no paper counts
+    assert build_departures(build_facts(_rows("iq2", 50, "none: x"), "iq2", "test")) == []
+    assert build_departures(build_facts(_rows("iq2", 7, "none: x"), "all", "train")) == []
