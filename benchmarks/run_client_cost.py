@@ -64,7 +64,7 @@ PyYAML (~24 ms: the package's tables), ``importlib.resources`` (~11 ms), argpars
 A third session (same slow machine; this script 0.825x at its start: rounds 0.88, 0.77, 0.77, 0.89): the
 phase split showed the end 0.43-0.46 s against the bare client's 0.29-0.31 s and the start 0.68-0.78 s
 against 0.47-0.53 s. Cut then: the work a run needs only after its last answer (importing the scoring's
-numpy, the rows' fingerprint) is done while the first requests wait for the server (``runner/ahead.py``),
+numpy, the rows' fingerprint) is done while the first requests wait for the server (``engine/ahead.py``),
 which brought the end to the bare client's (0.30-0.31 s); YAML parsed once per content and kept as JSON
 (``parsed_yaml.py``: PyYAML's import alone was ~35 ms) and package data read without
 ``importlib.resources`` (a one-row run: 869 -> 771 ms median wall, 12 interleaved rounds); a slot freed on
@@ -108,7 +108,7 @@ so it looks up only the keys it did not take: 720 keys in 45 batches 7.9 -> 6.7 
 missed). A per-phase timeline against the bare client (the same aiohttp imported first on both sides),
 medians of 8 rounds: start (aiohttp imported to first request) 65-74 ms against 20-22 ms; span (first
 request to last answer) 2.48-2.52 s against 2.46 s; end (last answer to exit) 37-46 ms against 6-7 ms.
-The work done ahead (runner/ahead.py) saves ~60 ms at the end; begun 0.04 s after the submission instead
+The work done ahead (engine/ahead.py) saves ~60 ms at the end; begun 0.04 s after the submission instead
 of 0.15 s it saved ~16 ms more here (the numpy import then ends before the first answers arrive, rather
 than holding the loop back as they do), but 0.05 s was measured slower on the slower machine, so it stays.
 Left: reading and checking the rows (~17 ms warm, ~10 of it the checks), records from the judge answers

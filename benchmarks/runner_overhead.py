@@ -150,10 +150,10 @@ def plain_aiohttp(urls: Sequence[str], prompts: list[list[dict]], concurrency: i
 def through_convbench(urls: Sequence[str], prompts: list[list[dict]], concurrency: int, cache_path: Path) -> float:
     """Seconds for ``stage.complete`` to answer every prompt through ``OpenAICompatBackend`` (a fresh cache,
     claims on, progress off): every answer stored as it arrives."""
-    from convbench_datasets.runner.backends.base import GenerationParams
-    from convbench_datasets.runner.backends.openai_compat import OpenAICompatBackend
-    from convbench_datasets.runner.cache import ResponseCache
-    from convbench_datasets.runner.stage import complete
+    from convbench_datasets.engine.backends.base import GenerationParams
+    from convbench_datasets.engine.backends.openai_compat import OpenAICompatBackend
+    from convbench_datasets.engine.cache import ResponseCache
+    from convbench_datasets.engine.stage import complete
 
     backend = OpenAICompatBackend("delay", base_url=",".join(urls), concurrency=concurrency, model_id="bench")
     with ResponseCache(cache_path) as cache:
@@ -206,10 +206,10 @@ def at_scale(n: int, rounds: int, replicas: int, work: Path) -> float:
 # --- against an instant server ----------------------------------------------------------------------------
 
 def overhead(work: Path) -> None:
-    from convbench_datasets.runner.backends.base import GenerationParams
-    from convbench_datasets.runner.backends.openai_compat import OpenAICompatBackend
-    from convbench_datasets.runner.cache import ResponseCache
-    from convbench_datasets.runner.stage import complete
+    from convbench_datasets.engine.backends.base import GenerationParams
+    from convbench_datasets.engine.backends.openai_compat import OpenAICompatBackend
+    from convbench_datasets.engine.cache import ResponseCache
+    from convbench_datasets.engine.stage import complete
 
     prompts = _judge_prompts(720)
     with server_process() as url:

@@ -26,7 +26,7 @@ def nc_judge_prompts() -> list[list[dict[str, str]]]:
     """The judge prompts of a `convbench run nc --model baseline:repeat` run: 720 rows, released template."""
     from convbench_datasets.api import load
     from convbench_datasets.nc.judge_prompt import judge_messages, resolve_template
-    from convbench_datasets.runner.backends.baseline import previous_assistant_turn
+    from convbench_datasets.engine.backends.baseline import previous_assistant_turn
 
     template = resolve_template("released")
     rows = load("nc", "all", split="test").to_list()

@@ -28,11 +28,9 @@ if TYPE_CHECKING:
 # build/load API the builders' modules, which a `convbench run` (this package's own importer) never needs
 _RUN_FUNCTIONS = {
     **dict.fromkeys(("BuildSummary", "build", "install", "list_benchmarks", "load"), "convbench_datasets.api"),
-    "run_nc": "convbench_datasets.nc.run",
-    "run_nico": "convbench_datasets.nico.run",
-    "run_cocoeval": "convbench_datasets.cocoeval.run",
-    "score_run": "convbench_datasets.runner.pipeline",
-    "run_sweep": "convbench_datasets.runner.sweep",
+    **dict.fromkeys(("run_nc", "run_nico", "run_cocoeval"), "convbench_datasets.runs.api"),
+    "score_run": "convbench_datasets.runs.pipeline",
+    "run_sweep": "convbench_datasets.runs.sweep",
 }
 
 

@@ -1,4 +1,4 @@
-"""The Benchmark interface: what a benchmark package gives the runner (``runner/pipeline.py``).
+"""The Benchmark interface: what a benchmark package gives the runner (``runs/pipeline.py``).
 
 A benchmark lives in its own folder (``nc/``, ``nico/``, ``cocoeval/``) and exposes one object
 (``BENCHMARK`` in its ``run.py``, found through :mod:`convbench_datasets.registry`). The runner owns
@@ -11,14 +11,14 @@ signatures' common fields, and re-scoring a folder. The benchmark owns what is i
   sweep block's keys) are read from it, and so are the report's departures from the paper;
 - ``plan(settings)``: checks the settings (a clear error for a bad value) and returns a :class:`Plan`:
   the rows it reads, the stages it runs (prompt builders and answer parsers, through a
-  :class:`~convbench_datasets.runner.session.Session`), its signature fields and its scores;
+  :class:`~convbench_datasets.engine.session.Session`), its signature fields and its scores;
 - ``check_records`` and ``rescore(records, signature, previous, options)``: results again from a run folder's records, no model called;
 - ``summary(results)`` and ``warnings(results)``: what ``convbench run`` and ``convbench score`` print.
 
 :class:`BenchmarkBase` gives every part a default but the name, the settings, the plan and the re-scoring.
 Adding a benchmark means a package with a builder and a ``run.py`` holding such an object, and one line:
 in the registry's ``BENCHMARKS``, or an entry point of an installed package (``convbench.benchmarks``):
-nothing in ``runner/`` or the CLI names a benchmark.
+nothing in ``engine/`` or the CLI names a benchmark.
 
 Example:
     >>> from convbench_datasets.registry import get_benchmark
@@ -39,7 +39,7 @@ from typing import TYPE_CHECKING, Any, Protocol, runtime_checkable
 from .settings import Option
 
 if TYPE_CHECKING:
-    from .runner.session import Session
+    from .engine.session import Session
 
 Row = dict[str, Any]
 Record = dict[str, Any]
@@ -79,7 +79,7 @@ class Benchmark(Protocol):
     name: str
     title: str
     judges: tuple[int, int | None]  # how many judges a run takes: (least, most; None: any number)
-    strata: tuple[str, ...]  # the row fields ``--sample`` spreads a sample over (runner/sample.py)
+    strata: tuple[str, ...]  # the row fields ``--sample`` spreads a sample over (engine/sample.py)
     settings: type  # its settings dataclass (convbench_datasets.settings): flags, signature, the paper's values
     options: tuple[Option, ...]  # the flags of its settings
     rescore_options: tuple[Option, ...]  # re-scoring choices: keywords of ``score_run``, flags of ``convbench score``

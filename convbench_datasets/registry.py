@@ -30,7 +30,6 @@ from dataclasses import dataclass
 from types import ModuleType
 from typing import TYPE_CHECKING
 
-from .answerers import BASELINE_ANSWERERS, import_object  # noqa: F401  (their former home: kept importable)
 from .errors import BuildError
 
 if TYPE_CHECKING:

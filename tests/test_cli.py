@@ -127,8 +127,8 @@ def test_library_log_warnings_are_one_line_too(monkeypatch: pytest.MonkeyPatch, 
     from convbench_datasets import cli
 
     def noisy(args: argparse.Namespace) -> None:
-        logging.getLogger("convbench_datasets.runner").warning("judge %s answered nothing", "x")
-        logging.getLogger("convbench_datasets.runner").info("not shown: below WARNING")
+        logging.getLogger("convbench_datasets.engine").warning("judge %s answered nothing", "x")
+        logging.getLogger("convbench_datasets.engine").info("not shown: below WARNING")
 
     monkeypatch.setitem(cli.COMMANDS, "list", noisy)
     assert main(["list"]) == 0

@@ -15,7 +15,7 @@ from convbench_datasets.cli import main
 from convbench_datasets.counts import MAX_RESAMPLES, CountError, check_count, check_seconds, check_seed
 from convbench_datasets.errors import ConvbenchError
 from convbench_datasets.registry import get_benchmark
-from convbench_datasets.runner.sweep_file import read_sweep
+from convbench_datasets.runs.sweep_file import read_sweep
 
 NOT_COUNTS = [2.5, 3.0, math.nan, math.inf, True, False, "3", None, [3], [[1, 2]], {"n": 1}]
 
@@ -106,7 +106,7 @@ def test_a_run_limit_is_counted(limit: Any, says: str, tmp_path: Any) -> None:
 
 
 def test_backends_count_their_options() -> None:
-    from convbench_datasets.runner.backends import backend_from_spec
+    from convbench_datasets.engine.backends import backend_from_spec
 
     url = "http://127.0.0.1:1/v1"
     for value, says in ((True, "a whole number"), (2.0, "a whole number"), (10**6, "at most 1,024")):

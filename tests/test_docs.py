@@ -37,7 +37,7 @@ def test_a_stale_api_name_or_broken_link_fails_the_build(tmp_path: Path) -> None
     os.symlink(ROOT / "convbench_datasets", copy / "convbench_datasets")
     page = copy / "docs" / "reference" / "runs.md"
     original = page.read_text(encoding="utf-8")
-    page.write_text(original + "\n::: convbench_datasets.runner.pipeline.no_such_function\n", encoding="utf-8")
+    page.write_text(original + "\n::: convbench_datasets.runs.pipeline.no_such_function\n", encoding="utf-8")
     assert _build(copy, tmp_path / "a").returncode != 0
     page.write_text(original + "\nSee [the missing page](missing.md).\n", encoding="utf-8")
     assert _build(copy, tmp_path / "b").returncode != 0

@@ -14,8 +14,8 @@ import pytest
 from convbench_datasets import run_nc, run_nico
 from convbench_datasets.cli import main
 from convbench_datasets.errors import ConvbenchError
-from convbench_datasets.runner.run_folder import MARKER, check_run_out
-from convbench_datasets.runner.shards import merge_runs
+from convbench_datasets.engine.run_folder import MARKER, check_run_out
+from convbench_datasets.runs.shards import merge_runs
 
 NC = {"model": "baseline:repeat", "judge": "baseline:smoke-judge", "progress": False}
 
@@ -65,7 +65,7 @@ def test_a_folder_with_a_users_results_json_is_no_run_folder(nc_built: Path, tmp
 
 
 def test_merge_and_sweep_refuse_a_users_results_folder(nc_built: Path, tmp_path: Path) -> None:
-    from convbench_datasets.runner.sweep import run_sweep
+    from convbench_datasets.runs.sweep import run_sweep
 
     shards = [run_nc(**NC, out=tmp_path / f"s{i}", dataset=nc_built, config="basic", limit=4,
                      cache=tmp_path / "c.sqlite", shard=(i, 2)).path for i in (1, 2)]
@@ -214,7 +214,7 @@ def test_a_failed_report_leaves_the_earlier_one(nico_run: Path, tmp_path: Path,
 
 def test_a_sweep_never_replaces_a_users_report_folder(nico_built: Path, tmp_path: Path) -> None:
     pytest.importorskip("matplotlib", reason="reports need the report extra")
-    from convbench_datasets.runner.sweep import run_sweep
+    from convbench_datasets.runs.sweep import run_sweep
 
     out = tmp_path / "sweep"
     (out / "report").mkdir(parents=True)

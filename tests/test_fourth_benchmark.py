@@ -56,7 +56,7 @@ from dataclasses import dataclass
 
 from convbench_datasets.benchmark import BenchmarkBase, Executed
 from convbench_datasets.built_rows import dataset_rows
-from convbench_datasets.runner.backends import GenerationParams
+from convbench_datasets.engine.backends import GenerationParams
 
 
 def accuracy(records):

@@ -9,8 +9,8 @@ counts; a module loaded by a name the code looks up (in the registry's table) is
 how the registry, the runner and the report name benchmarks without importing them.
 
 Layers, from the bottom: the shared layers (everything not listed below) know no benchmark; each
-benchmark's folder (the registry's packages) uses them; the command line (``cli.py``) sits above the
-benchmarks. The harness glue (``integrations/``) is a shared layer: each benchmark's inspect task and
+benchmark's folder (the registry's packages) uses them; what drives runs (``runs/``: the run config, running,
+re-scoring, merging, sweeps) and the command line (``cli``) sit above the benchmarks. The harness glue (``integrations/``) is a shared layer: each benchmark's inspect task and
 lm-eval code is in its folder and uses the glue's helpers, and the glue finds the tasks through the
 registry (by name, as the runner does), so it imports no benchmark; the report finds each
 benchmark's section the same way. There are no exceptions: every module of the package is in one layer,
@@ -31,7 +31,7 @@ import convbench_datasets
 from convbench_datasets.registry import BENCHMARKS
 
 PACKAGE = Path(convbench_datasets.__file__).parent
-ABOVE_THE_BENCHMARKS = ("convbench_datasets.cli",)
+ABOVE_THE_BENCHMARKS = ("convbench_datasets.cli", "convbench_datasets.runs")
 
 
 def _modules(root: Path = PACKAGE) -> dict[str, Path]:
@@ -133,7 +133,8 @@ def test_the_package_imports_close_no_circle() -> None:
 def test_shared_layers_import_no_benchmark() -> None:
     modules = _modules()
     shared = [name for name in modules if not _inside(name, [*BENCHMARKS.values(), *ABOVE_THE_BENCHMARKS])]
-    assert "convbench_datasets.runner.pipeline" in shared and "convbench_datasets.scoring.lcs" in shared
+    assert "convbench_datasets.engine.session" in shared and "convbench_datasets.scoring.lcs" in shared
+    assert "convbench_datasets.runs.pipeline" not in shared  # above the benchmarks, beside the command line
     # the harness glue: the task registration, the importer, the shared lm-eval options
     assert {"convbench_datasets.integrations.inspect._registry", "convbench_datasets.integrations.inspect.importer",
             "convbench_datasets.integrations.lm_eval._options"} <= set(shared)
@@ -176,3 +177,12 @@ def test_the_circle_check_sees_every_kind_of_import(tmp_path: Path, source: dict
         (root / name).parent.mkdir(parents=True, exist_ok=True)
         (root / name).write_text(text, encoding="utf-8")
     assert circles(import_graph(root)) == expected
+
+
+def test_no_shared_layer_imports_what_drives_runs() -> None:
+    # the engine (backends, cache, stages, session, run folders) is below the benchmarks: it never reaches up to
+    # runs/ (the config, running, merging, sweeps) or the command line
+    graph = import_graph()
+    below = [name for name in graph if not _inside(name, [*BENCHMARKS.values(), *ABOVE_THE_BENCHMARKS])]
+    wrong = {name: sorted(t for t in graph[name] if _inside(t, list(ABOVE_THE_BENCHMARKS))) for name in below}
+    assert {name: targets for name, targets in wrong.items() if targets} == {}

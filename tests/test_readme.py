@@ -30,7 +30,7 @@ def test_the_sweep_example_is_a_valid_sweep(tmp_path: Path, nc_sources: Path) ->
     # the docs' example sweep file passes the sweep's own checks (dry run: nothing runs, nothing is written)
     import yaml
 
-    from convbench_datasets.runner.sweep import run_sweep
+    from convbench_datasets.runs.sweep import run_sweep
 
     readme = (ROOT / "docs" / "sweeps.md").read_text(encoding="utf-8")  # the docs' Sweeps page
     (example,) = [block for block in re.findall(r"```yaml\n(.*?)```", readme, flags=re.S) if block.startswith("# sweep.yaml")]

@@ -19,7 +19,8 @@ from typing import Any
 import pytest
 
 from convbench_datasets.registry import RUNS, get_benchmark
-from convbench_datasets.runner.sweep_file import read_sweep
+from convbench_datasets.runs import api
+from convbench_datasets.runs.sweep_file import read_sweep
 from convbench_datasets.settings import EVERY_VALUE, declared, options, setting, setting_departures
 
 BASE = {"nico": {"task": "open_domain"}}  # NICO's task has no default
@@ -89,7 +90,7 @@ def test_every_setting_reaches_the_signature_and_the_report_flags(name: str, sou
 @pytest.mark.parametrize("name", list(RUNS))
 def test_every_setting_is_a_flag_a_sweep_key_and_a_run_keyword(name: str, sources: Path, tmp_path: Path) -> None:
     bench = get_benchmark(name)
-    run_function = getattr(inspect.getmodule(type(bench)), f"run_{name}")
+    run_function = getattr(api, f"run_{name}")
     parameters = inspect.signature(run_function).parameters
     flags = {o.dest: o for o in bench.options}
     for f, info in declared(bench.settings):

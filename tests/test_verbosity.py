@@ -14,11 +14,11 @@ from convbench_datasets.cli import main
 
 
 def _speaks(args: object) -> None:
-    logger = logging.getLogger("convbench_datasets.runner.pipeline")
+    logger = logging.getLogger("convbench_datasets.runs.pipeline")
     logger.debug("a debug note")
     logger.info("an info note")
     warnings.warn("a library warning")
-    cli.warn("a command warning")
+    cli.run.warn("a command warning")
 
 
 @pytest.mark.parametrize(("argv", "shown"), [

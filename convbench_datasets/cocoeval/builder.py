@@ -12,7 +12,7 @@ from .._version import __version__
 from ..errors import BuildError
 from ..hub import BuiltConfig, BuiltDataset
 from ..registry import BenchmarkInfo
-from ..runner.error_rate import DEFAULT_MAX_ERROR_RATE, checked_rate
+from ..engine.error_rate import DEFAULT_MAX_ERROR_RATE, checked_rate
 from . import schema
 from .cleaning import RULES
 from .conversations import (QMSUM_DOMAINS, SETTINGS, iq2_source, pins, qmsum_sources, read_iq2, read_qmsum, read_tcr,
@@ -24,7 +24,7 @@ from .references import citation
 from .taxonomy import load_taxonomy
 
 if TYPE_CHECKING:
-    from ..runner.backends import Backend
+    from ..engine.backends import Backend
 
 NAME = "cocoeval"
 DOWNLOADED = (*QMSUM_DOMAINS, "iq2")

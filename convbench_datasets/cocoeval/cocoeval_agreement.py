@@ -317,7 +317,7 @@ def cocoeval_agreement(humans_path: str | os.PathLike[str], run: str | os.PathLi
 
 def _cocoeval_run(run: str | os.PathLike[str]) -> tuple[Any, dict[str, dict[str, Any]], dict[str, Any]]:
     """(folder, record by instance id, signature) of a complete CoCoEval run folder."""
-    from ..runner.run_folder import check_complete, read_folder
+    from ..engine.run_folder import check_complete, read_folder
 
     folder, records, results = read_folder(run)
     check_complete(records, results, folder)

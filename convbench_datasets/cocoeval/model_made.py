@@ -28,13 +28,13 @@ import json
 from collections.abc import Collection, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
-from ..runner.error_rate import DEFAULT_MAX_ERROR_RATE
+from ..engine.error_rate import DEFAULT_MAX_ERROR_RATE
 from .instances import ABSTRACTIVE_MAX_TURNS
 from .model_stage import StageRecord, run_stage
 from .simulation import _json_object, _lines, speakers
 
 if TYPE_CHECKING:
-    from ..runner.backends import Backend
+    from ..engine.backends import Backend
 
 CLEANED_SOURCES = ("qmsum_product", "qmsum_academic")  # the paper cleans these two with a model
 CLEAN_TURNS_PER_CALL = 50

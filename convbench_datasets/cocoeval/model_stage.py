@@ -1,7 +1,7 @@
 """One model-made build stage, shared by the summarizer, the cleaner and the metadata model.
 
 A stage fills its prompt template (``templates/build_stages.yaml``) once per item and has the runner
-answer every prompt (:func:`convbench_datasets.runner.stage.complete`: each answer cached as it arrives,
+answer every prompt (:func:`convbench_datasets.engine.stage.complete`: each answer cached as it arrives,
 so an interrupted build resumes and a rebuild with the same model makes no calls). Each answer is then
 parsed by the stage; an unusable one (or one cut at the token limit: never kept, however it parses)
 is asked once more, with the model's answer and the problem shown and twice the token limit (the
@@ -13,7 +13,7 @@ per-row accounting: the item keeps its rule-made value, the error is counted and
 is stored in the cache, so a rebuild records it again without asking unless ``retry_errors`` (``convbench
 build --retry-errors``). When more than ``max_error_rate`` of a stage's prompts (default 5%, as for runs)
 ended in an error, the build stops after that stage with their count
-(:class:`~convbench_datasets.runner.error_rate.TooManyErrors`), before
+(:class:`~convbench_datasets.engine.error_rate.TooManyErrors`), before
 anything is written; fewer are a warning.
 """
 
@@ -29,10 +29,10 @@ from string import Template
 from typing import TYPE_CHECKING, Any
 
 from .._resources import read_yaml
-from ..runner.error_rate import DEFAULT_MAX_ERROR_RATE, check_error_rate
+from ..engine.error_rate import DEFAULT_MAX_ERROR_RATE, check_error_rate
 
 if TYPE_CHECKING:
-    from ..runner.backends import Backend
+    from ..engine.backends import Backend
 
 Parse = Callable[[int, str], "tuple[Any, str | None]"]  # (item index, answer) -> (value or None, problem or None)
 CARD_FAILURES_SHOWN = 20  # failures named one by one in the card; the rest are counted
@@ -69,12 +69,12 @@ def run_stage(stage: str, model: str | Backend, options: Mapping[str, Any], fiel
     card; ``what`` is what an answer gives ("summary"); ``cache`` is the response cache file (default:
     convbench's). ``retry_errors``: ask again the prompts whose per-row error is cached (default: record
     it again). More errors than ``max_error_rate`` of the prompts raise
-    :class:`~convbench_datasets.runner.error_rate.TooManyErrors`.
+    :class:`~convbench_datasets.engine.error_rate.TooManyErrors`.
     """
-    from ..runner.backends import GenerationParams, backend_from_spec
-    from ..runner.cache import ResponseCache
+    from ..engine.backends import GenerationParams, backend_from_spec
+    from ..engine.cache import ResponseCache
     from .simulation_loop import CUT_RETRY_FACTOR
-    from ..runner.stage import complete
+    from ..engine.stage import complete
 
     texts = stage_templates(stage)
     prompts = [[{"role": "user", "content": Template(texts["prompt"]).substitute(f)}] for f in fields]

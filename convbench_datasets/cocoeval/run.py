@@ -48,13 +48,11 @@ from typing import Any
 from ..benchmark import BenchmarkBase, Executed
 from ..counts import MAX_NEW_TOKENS, MAX_REPAIRS, MAX_RESAMPLES, check_count, check_seed
 from ..errors import ConvbenchError
-from ..runner.backends import Backend, GenerationParams
-from ..runner.backends.reasoning import REASONING_JUDGE_MAX_NEW_TOKENS, judge_token_limit as shared_judge_token_limit
-from ..runner.cache import ResponseCache
-from ..runner.error_rate import DEFAULT_MAX_ERROR_RATE
-from ..runner.run_folder import RunResult
-from ..runner.session import Session
-from ..runner.stage import complete
+from ..engine.backends import Backend, GenerationParams
+from ..engine.backends.reasoning import REASONING_JUDGE_MAX_NEW_TOKENS, judge_token_limit as shared_judge_token_limit
+from ..engine.cache import ResponseCache
+from ..engine.session import Session
+from ..engine.stage import complete
 from ..settings import EVERY_VALUE, non_negative, positive, setting, signed_settings
 from .build_facts import build_departures, build_facts
 from .behavior_frequency import mean_with_interval, score_frequencies
@@ -86,7 +84,7 @@ JUDGE_MAX_NEW_TOKENS = 1024
 
 def judge_token_limit(judge: str | Backend) -> int:
     """The judge's default token limit: :data:`REASONING_JUDGE_MAX_NEW_TOKENS` (25,000) for an OpenAI
-    reasoning model (:mod:`convbench_datasets.runner.backends.reasoning`), else 1,024."""
+    reasoning model (:mod:`convbench_datasets.engine.backends.reasoning`), else 1,024."""
     return shared_judge_token_limit([judge], JUDGE_MAX_NEW_TOKENS)
 
 
@@ -94,65 +92,6 @@ def simulation_token_limit(turns_per_call: int, copied: int = 0, tokens_per_turn
     """The simulation's ``max_new_tokens``: ``tokens_per_turn`` per turn written (asked for plus copied),
     at least 1,024. Example: 30 turns per call, 256 per turn: 7,680; with the 5-turn copy: 8,960."""
     return max(MIN_NEW_TOKENS, tokens_per_turn * (turns_per_call + copied))
-
-
-def run_cocoeval(
-    *,
-    model: str | Backend,
-    judge: str | Backend,
-    out: str | os.PathLike[str],
-    config: str = "all",
-    split: str = "test",
-    limit: int | None = None,
-    turns_per_call: int = 5,
-    prompt: str = "vanilla",
-    taxonomy: str | os.PathLike[str] | None = None,
-    max_new_tokens: int | None = None,
-    tokens_per_turn: int = TOKENS_PER_TURN,
-    repetition_countermeasure: bool = True,
-    judge_max_new_tokens: int | None = None,
-    max_repairs: int = 1,
-    bootstrap_unit: str = "instance",
-    dataset: str | os.PathLike[str] | None = None,
-    sources: str | os.PathLike[str] | None = None,
-    cache: str | os.PathLike[str] | ResponseCache | None = None,
-    backend_options: dict[str, Any] | None = None,
-    judge_options: dict[str, Any] | None = None,
-    n_bootstrap: int = 1000,
-    seed: int = 0,
-    progress: bool = True,
-    retry_errors: bool = False,
-    max_error_rate: float = DEFAULT_MAX_ERROR_RATE,
-    concurrency: int | None = None,
-    sample: int | None = None,
-    sample_seed: int = 0,
-    shard: tuple[int, int] | None = None,
-) -> RunResult:
-    """Simulate, judge and compare; writes records.jsonl and results.json to ``out``.
-
-    ``retry_errors``: ask again the prompts that ended in a per-row error before (default: reuse it).
-    ``sample``, ``sample_seed``: N rows drawn with the seed across the sources, instead of ``limit``'s
-    first N.
-    ``max_error_rate``: the share of rows that may end in an error (default 5%); with more, the folder is
-    written, then ``TooManyErrors`` (a ConvbenchError whose ``result`` is the run) is raised.
-    ``concurrency``: the run's total of requests in flight, every stage together (see
-    :func:`convbench_datasets.runner.pipeline.run`); ``convbench run --concurrency``.
-    ``max_new_tokens``: the simulation's token limit (default: :func:`simulation_token_limit`).
-    ``repetition_countermeasure``: copy the last five turns first, with presence_penalty 2.0 (paper, C.2;
-    default on, as its main runs). ``judge_max_new_tokens``: default :func:`judge_token_limit`.
-    ``bootstrap_unit``: what the intervals resample, ``instance`` (the paper's) or ``source_conversation``.
-    ``shard``: ``(i, n)``: only shard i of n (from 1) of the rows config, split and limit select (see :mod:`convbench_datasets.runner.shards`).
-    """
-    from ..runner.pipeline import run  # the pipeline sits above the benchmarks: imported when a run starts
-
-    return run(BENCHMARK, model=model, judge=judge, out=out, limit=limit, shard=shard, cache=cache, dataset=dataset,
-               sources=sources, backend_options=backend_options, judge_options=judge_options, progress=progress,
-               retry_errors=retry_errors, max_error_rate=max_error_rate, concurrency=concurrency,
-               sample=sample, sample_seed=sample_seed, config=config, split=split,
-               turns_per_call=turns_per_call, prompt=prompt,
-               taxonomy=taxonomy, max_new_tokens=max_new_tokens, tokens_per_turn=tokens_per_turn,
-               repetition_countermeasure=repetition_countermeasure, judge_max_new_tokens=judge_max_new_tokens,
-               max_repairs=max_repairs, bootstrap_unit=bootstrap_unit, n_bootstrap=n_bootstrap, seed=seed)
 
 
 def _countermeasure(on: bool) -> dict[str, Any] | None:
@@ -170,7 +109,7 @@ def _countermeasure_departure(value: Any, paper: Any) -> str:
 @dataclass
 class CoCoEvalSettings:
     """CoCoEvalBench's settings, declared once (:mod:`convbench_datasets.settings`): the keywords of
-    :func:`run_cocoeval`, the flags of ``convbench run cocoeval``, a sweep block's keys, their signature keys
+    :func:`convbench_datasets.runs.api.run_cocoeval`, the flags of ``convbench run cocoeval``, a sweep block's keys, their signature keys
     and the paper's values (its section 4 and appendix C)."""
 
     config: str = setting(
@@ -251,7 +190,7 @@ class CoCoEvalSettings:
 
 @dataclass
 class CoCoEvalPlan(CoCoEvalSettings):
-    """One CoCoEval run's settings, checked, with its taxonomy read; see :func:`run_cocoeval`."""
+    """One CoCoEval run's settings, checked, with its taxonomy read; see :func:`convbench_datasets.runs.api.run_cocoeval`."""
 
     dataset: Any = None
     sources: Any = None

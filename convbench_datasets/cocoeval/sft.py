@@ -162,7 +162,7 @@ def export_sft(out: str | os.PathLike[str], turns_per_call: int, *, config: str 
     """Write the training split of ``config`` as SFT examples to ``out`` (``convbench export cocoeval-sft``)."""
     from ..counts import check_seed
     from .run import read_rows as _rows
-    from ..runner.run_folder import dataset_fingerprint
+    from ..engine.run_folder import dataset_fingerprint
 
     check_seed("seed (--seed)", seed)  # in the signature: a float or bool would seed as its text
     check_replaceable(Path(out))  # before the dataset is built or read: a refused file costs nothing

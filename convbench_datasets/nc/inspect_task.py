@@ -33,12 +33,12 @@ from .judge_prompt import TemplateChoice, judge_messages, resolve_template, temp
 from .patterns import pattern_table
 from .released_prompt import ReleasedPrompt
 from .patterns import RULES
-from ..runner.backends.reasoning import judge_token_limit
+from ..engine.backends.reasoning import judge_token_limit
 from .run import CONFIGS, JUDGE_MAX_NEW_TOKENS, _record, run_parsing
 from .run import read_rows as _rows
 from .ncbench_action import judge_row, parsing_name, score_actions
-from ..runner.backends import Generation
-from ..runner.backends.openai_compat import reply_error
+from ..engine.backends import Generation
+from ..engine.backends.openai_compat import reply_error
 from ..integrations.inspect.log_samples import convbench_score, failure, output_text, stopped
 from ..integrations.inspect._common import (
     chat_messages,

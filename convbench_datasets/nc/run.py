@@ -1,7 +1,7 @@
 """``convbench run nc``: generate the next turn for each NC-Bench row, judge it, score it.
 
 A run folder holds ``records.jsonl`` (one line per row) and ``results.json`` (the metric's tables and
-the signature that says exactly what produced them). ``convbench score`` (:func:`convbench_datasets.score_run`)
+the signature that says exactly what produced them). ``convbench score`` (:func:`convbench_datasets.runs.pipeline.score_run`)
 re-scores a folder from its records without calling any model.
 
 A row whose generation or judgement failed for good (a per-row error: the server refused the prompt,
@@ -21,12 +21,14 @@ kappa and percent agreement at label level (first label) and pass/fail level, wi
 intervals}, over the rows that no judge and no generation failed on). A judge's name is its spec
 (``#2``, ``#3``... added when two judges share one). With one judge nothing of this is written.
 
-Example (no model needed: a baseline generator and a baseline "judge" that answers empty turns):
-    >>> import tempfile
-    >>> run = run_nc(model="baseline:repeat", judge="baseline:silence", out=tempfile.mkdtemp(),
-    ...              config="basic", limit=3, progress=False)             # doctest: +SKIP
-    >>> run.results["n"], run.results["unparsed"]                        # doctest: +SKIP
-    (3, 3)
+The settings are :class:`NCSettings` (each field declared once: flag, signature key, the paper's value); the
+typed Python entry point is :func:`convbench_datasets.runs.api.run_nc`.
+
+Example (the paper's setup is every setting's default: nothing departs):
+    >>> from convbench_datasets.settings import setting_departures
+    >>> setting_departures(NCSettings, {"generation": {"max_new_tokens": 1024}, "judge_template": "released",
+    ...                                 "parsing": "exact"})
+    []
 """
 
 from __future__ import annotations
@@ -40,17 +42,15 @@ from typing import Any
 from ..benchmark import BenchmarkBase, Executed
 from ..counts import MAX_NEW_TOKENS, check_count
 from ..errors import ConvbenchError
-from ..runner import ahead
-from ..runner.backends import Backend, Generation, GenerationParams
-from ..runner.backends.reasoning import REASONING_JUDGE_MAX_NEW_TOKENS, judge_token_limit
-from ..runner.cache import ResponseCache
-from ..runner.error_rate import DEFAULT_MAX_ERROR_RATE
-from ..runner.run_folder import RunResult
-from ..runner.session import Session
+from ..engine import ahead
+from ..engine.backends import Generation, GenerationParams
+from ..engine.backends.reasoning import REASONING_JUDGE_MAX_NEW_TOKENS, judge_token_limit
+from ..engine.run_folder import write_run as write_run_folder
+from ..engine.session import Session
 from ..settings import EVERY_VALUE, Option, positive, setting, signed_settings
 from .judge_reading import PARSINGS, judge_row, parsing_name
 from .judge_output import ParsedJudgement
-from .judge_prompt import TemplateChoice, judge_messages, resolve_template, template_name
+from .judge_prompt import judge_messages, resolve_template, template_name
 from .patterns import RULES, pattern_table
 from .released_prompt import ReleasedPrompt
 
@@ -62,88 +62,6 @@ CONFIGS = ("basic", "rag", "complex_request", "all")
 JUDGE_MAX_NEW_TOKENS = 128  # the released pipeline's judge limit: labels are short (a reasoning judge gets more)
 
 
-NCRun = RunResult  # the NC-Bench run result (kept as a name for readers of older notebooks)
-
-
-def run_nc(
-    *,
-    model: str | Backend,
-    judge: str | Backend | Sequence[str | Backend],
-    out: str | os.PathLike[str],
-    config: str = "all",
-    limit: int | None = None,
-    max_new_tokens: int = 1024,
-    judge_max_new_tokens: int | None = None,
-    first_line_only: bool = True,
-    template: TemplateChoice = "released",
-    fill_request_details: bool = False,
-    rules: str = "paper",
-    parsing: str = "exact",
-    cache: str | os.PathLike[str] | ResponseCache | None = None,
-    dataset: str | os.PathLike[str] | None = None,
-    sources: str | os.PathLike[str] | None = None,
-    backend_options: dict[str, Any] | None = None,
-    judge_options: dict[str, Any] | Sequence[dict[str, Any]] | None = None,
-    progress: bool = True,
-    retry_errors: bool = False,
-    max_error_rate: float = DEFAULT_MAX_ERROR_RATE,
-    concurrency: int | None = None,
-    sample: int | None = None,
-    sample_seed: int = 0,
-    shard: tuple[int, int] | None = None,
-    pipelined: bool = True,
-) -> NCRun:
-    """Generate, judge and score NC-Bench rows; write ``records.jsonl`` and ``results.json`` to ``out``.
-
-    Args:
-        model, judge: spec strings (``hf:...``, ``openai:...``, ``baseline:...``) or Backend objects;
-            ``judge`` may be a list of them: every row is judged by each, the first is the primary judge
-            (see the module docstring for what the records and results gain).
-        config: ``basic``, ``rag``, ``complex_request`` or ``all``.
-        limit: score only the first N rows of the config (for smoke tests).
-        max_new_tokens: the generator's limit (the paper used greedy decoding, 1024 tokens).
-        judge_max_new_tokens: the judges' limit; default 128, the released pipeline's, or 25,000 when a judge
-            is one of OpenAI's reasoning models (``openai:o4-mini``, ``gpt-5*``: their hidden reasoning counts
-            against the limit; :mod:`convbench_datasets.runner.backends.reasoning`). The signature records it.
-        first_line_only: judge only the first line of each response (the released pipeline's choice;
-            the released template requires it).
-        template: ``released`` (default: the released pipeline's judge prompt, read from the pinned
-            upstream file, so that results stand next to the paper's), ``convbench`` (convbench's own
-            wording), a YAML template file, or a template object.
-        fill_request_details: with the released template, put the row's request details where the
-            released pipeline leaves them empty (recorded in the signature).
-        rules: which labels pass: ``paper`` (default: the paper's, appendix B.1; rag incremental-self-correction
-            accepts Answer, as its Table 3 shows) or ``released_script`` (the released aggregator's list).
-        parsing: how the judge's answers are read: ``exact`` (default: the released aggregator's reading,
-            case-sensitive, which made the paper's tables) or ``lenient`` (convbench's: case, spaces,
-            hyphens, punctuation and blank pieces ignored; not the paper's numbers). Any rules with any parsing.
-        cache: the response cache file (default ``$CONVBENCH_CACHE/responses.sqlite``).
-        dataset: a folder written by ``convbench build nc`` (default: build or reuse the cached one).
-        backend_options, judge_options: passed to the backends (base_url, concurrency, device...);
-            with several judges ``judge_options`` is one dict for all or a list, one per judge.
-        retry_errors: ask again the prompts that ended in a per-row error before (default: reuse it).
-        sample, sample_seed: N rows drawn with the seed across sets and patterns, instead of ``limit``'s
-            first N (``convbench run nc --sample N``).
-        max_error_rate: the share of rows (0 to 1, default 5%) that may end in an error; with more, the
-            folder is written, then ``TooManyErrors`` (a ConvbenchError whose ``result`` is the run) is raised.
-        concurrency: the run's total of requests in flight, generation and judging together (see
-            :func:`convbench_datasets.runner.pipeline.run`); ``convbench run --concurrency``.
-        shard: ``(i, n)``: run only shard i of n (from 1) of the rows config and limit select; join the
-            shard folders with ``convbench merge`` (see :mod:`convbench_datasets.runner.shards`).
-        pipelined: judge each row as soon as its answer is stored, generation and judging side by side
-            (default), when no local model must be freed for another: the judges are ``openai:`` or
-            ``baseline:`` specs or Backend objects that hold no weights, and the generator is not the judge.
-            An ``hf:`` judge (or generator and judge the same model) runs after generation, as with False.
-            Results are the same either way.
-    """
-    from ..runner.pipeline import run  # the pipeline sits above the benchmarks: imported when a run starts
-
-    return run(BENCHMARK, model=model, judge=judge, out=out, limit=limit, shard=shard, cache=cache, dataset=dataset,
-               sources=sources, backend_options=backend_options, judge_options=judge_options, progress=progress,
-               retry_errors=retry_errors, max_error_rate=max_error_rate, concurrency=concurrency,
-               sample=sample, sample_seed=sample_seed, config=config, max_new_tokens=max_new_tokens,
-               judge_max_new_tokens=judge_max_new_tokens, first_line_only=first_line_only, template=template,
-               fill_request_details=fill_request_details, rules=rules, parsing=parsing, pipelined=pipelined)
 
 
 def _judge_generation(params: list[GenerationParams]) -> dict[str, Any]:
@@ -214,7 +132,7 @@ def _rules_departure(value: Any, signature: Mapping[str, Any], records: Sequence
 
 @dataclass
 class NCSettings:
-    """NC-Bench's settings, declared once (:mod:`convbench_datasets.settings`): the keywords of :func:`run_nc`,
+    """NC-Bench's settings, declared once (:mod:`convbench_datasets.settings`): the keywords of :func:`convbench_datasets.runs.api.run_nc`,
     the flags of ``convbench run nc``, a sweep block's keys, their signature keys and the paper's values."""
 
     config: str = setting(
@@ -273,7 +191,7 @@ class NCSettings:
 
 @dataclass
 class NCPlan(NCSettings):
-    """One NC-Bench run's settings, checked, with its judge prompt read; see :func:`run_nc`."""
+    """One NC-Bench run's settings, checked, with its judge prompt read; see :func:`convbench_datasets.runs.api.run_nc`."""
 
     dataset: Any = None
     sources: Any = None
@@ -291,7 +209,7 @@ class NCPlan(NCSettings):
 
     def judge_params(self, session: Session) -> list[GenerationParams]:
         """Each judge's decoding: greedy, ``judge_max_new_tokens``, else 128 (the released pipeline's) or, for
-        an OpenAI reasoning model, :data:`~convbench_datasets.runner.backends.reasoning.REASONING_JUDGE_MAX_NEW_TOKENS`
+        an OpenAI reasoning model, :data:`~convbench_datasets.engine.backends.reasoning.REASONING_JUDGE_MAX_NEW_TOKENS`
         (each judge its own: another judge of the run keeps 128, its cache keys and its server's limits)."""
         return [GenerationParams(max_new_tokens=self.judge_max_new_tokens or judge_token_limit([spec], JUDGE_MAX_NEW_TOKENS))
                 for spec in session.judge_specs]
@@ -377,9 +295,7 @@ def _parsing(value: Any) -> str:
 
 def write_run(path: Path, records: list[dict[str, Any]], signature: dict[str, Any], stats: dict[str, Any]) -> dict[str, Any]:
     """Score ``records`` and write both files (atomically: a reader never sees half a file)."""
-    from ..runner.pipeline import write_run as write_folder_run
-
-    return write_folder_run(path, records, score_run_records(records, signature), signature, stats).results
+    return write_run_folder(path, records, score_run_records(records, signature), signature, stats).results
 
 
 def _verdict(jud: Any, gen: Any, acceptable: Sequence[str], label_set: Sequence[str],
@@ -432,7 +348,7 @@ def _record(row: dict[str, Any], gen: Any, jud: Any, gen_hit: bool, jud_hit: boo
 
 def _import_scoring() -> None:
     """What a run's scores and report import and read (numpy among them): done while its first requests
-    wait for the server (:mod:`..runner.ahead`), not after its last answer."""
+    wait for the server (:mod:`..engine.ahead`), not after its last answer."""
     from . import agreement, ncbench_action  # noqa: F401
     from .paper_results import paper_results
 

@@ -40,7 +40,7 @@ from .run import read_rows as _rows
 from ..scoring.bertscore import check_available, compute_bertscore
 from .stderr import N_BOOTSTRAP, SEED, generation_stderr, identify_stderr
 from .nico_generation import TOKENIZERS, pair_statistics, score_generation
-from ..runner.backends.openai_compat import reply_error
+from ..engine.backends.openai_compat import reply_error
 from ..integrations.inspect.log_samples import convbench_score, failure, output_text, stopped
 from ..integrations.inspect._common import finish_reason, greedy, mean_over_epochs, output_error, task_metadata
 

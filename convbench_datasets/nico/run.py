@@ -20,7 +20,6 @@ one of its sentences is a prediction); records keep the dialogue's turns so re-s
 
 from __future__ import annotations
 
-import os
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
@@ -29,11 +28,8 @@ from typing import Any
 from ..benchmark import BenchmarkBase, Executed
 from ..counts import MAX_LAYER, MAX_NEW_TOKENS, check_count
 from ..errors import ConvbenchError
-from ..runner.backends import Backend, GenerationParams
-from ..runner.cache import ResponseCache
-from ..runner.error_rate import DEFAULT_MAX_ERROR_RATE
-from ..runner.run_folder import RunResult
-from ..runner.session import Session
+from ..engine.backends import GenerationParams
+from ..engine.session import Session
 from ..scoring.inputs import MAX_TEXT_CHARS
 from ..settings import EVERY_VALUE, non_negative, positive, setting, signed_settings
 from .prompts import pick_shots, render_prompt, templates_sha256
@@ -103,58 +99,16 @@ def missing_split_message(task: str, split: str, available: list[str], source: s
             f"try --split {hint}")
 
 
-def run_nico(
-    *,
-    task: str,
-    model: str | Backend,
-    out: str | os.PathLike[str],
-    shots: int = 0,
-    split: str = "test",
-    limit: int | None = None,
-    max_new_tokens: int = 256,
-    dataset: str | os.PathLike[str] | None = None,
-    cache: str | os.PathLike[str] | ResponseCache | None = None,
-    sources: str | os.PathLike[str] | None = None,
-    tokenizer: str = "jieba",
-    bertscore: bool = False,
-    bertscore_model: str = "bert-base-chinese",
-    backend_options: dict[str, Any] | None = None,
-    progress: bool = True,
-    retry_errors: bool = False,
-    max_error_rate: float = DEFAULT_MAX_ERROR_RATE,
-    concurrency: int | None = None,
-    sample: int | None = None,
-    sample_seed: int = 0,
-    bertscore_layer: int | None = None,
-    shard: tuple[int, int] | None = None,
-) -> RunResult:
-    """Prompt ``model`` on ``task`` (zero- or 3-shot) and score; writes records.jsonl and results.json.
-
-    ``dataset``: a folder from ``convbench build nico --data-dir ...``; default: the bundled sample.
-    ``sources``: an upstream mirror, used only when the default build has to be made.
-    ``retry_errors``: ask again the prompts that ended in a per-row error before (default: reuse it).
-    ``sample``, ``sample_seed``: N rows drawn with the seed across the interaction types, instead of
-    ``limit``'s first N.
-    ``max_error_rate``: the share of rows that may end in an error (default 5%); with more, the folder is
-    written, then ``TooManyErrors`` (a ConvbenchError whose ``result`` is the run) is raised.
-    ``concurrency``: the run's total of requests in flight, every stage together (see
-    :func:`convbench_datasets.runner.pipeline.run`); ``convbench run --concurrency``.
-    ``bertscore_layer``: the BERTScore layer (default: inferred, see ``scoring.bertscore.resolve_layer``).
-    ``shard``: ``(i, n)``: only shard i of n (from 1) of the rows split and limit select (see :mod:`convbench_datasets.runner.shards`).
-    """
-    from ..runner.pipeline import run  # the pipeline sits above the benchmarks: imported when a run starts
-
-    return run(BENCHMARK, model=model, out=out, limit=limit, shard=shard, cache=cache, dataset=dataset, sources=sources,
-               backend_options=backend_options, progress=progress, retry_errors=retry_errors,
-               max_error_rate=max_error_rate, concurrency=concurrency,
-               sample=sample, sample_seed=sample_seed, task=task, shots=shots,
-               split=split, max_new_tokens=max_new_tokens, tokenizer=tokenizer, bertscore=bertscore,
-               bertscore_model=bertscore_model, bertscore_layer=bertscore_layer)
+def _tokenizer_departure(value: Any, signature: Mapping[str, Any], records: Any) -> str | None:
+    """Another token unit, for the tasks it scores (finding unnatural sentences counts no tokens)."""
+    if value == "jieba" or signature.get("task") == "identify_unnatural":
+        return None
+    return f"{value} tokens (convbench's default: jieba words; the paper is silent)"
 
 
 @dataclass
 class NICOSettings:
-    """NICO's settings, declared once (:mod:`convbench_datasets.settings`): the keywords of :func:`run_nico`, the
+    """NICO's settings, declared once (:mod:`convbench_datasets.settings`): the keywords of :func:`convbench_datasets.runs.api.run_nico`, the
     flags of ``convbench run nico``, a sweep block's keys, their signature keys and the paper's values (where
     the paper is silent, convbench's default, written in the card)."""
 
@@ -172,8 +126,7 @@ class NICOSettings:
     tokenizer: str = setting(
         "jieba", help="nico: the token unit of BLEU, ROUGE-L, Distinct and length: jieba (words), char or 13a "
                       "(default {default})",
-        paper="jieba", source="paper silent: convbench's default (the card says why)",
-        describe=lambda value, paper: f"{value} tokens (convbench's default: {paper} words; the paper is silent)")
+        paper="jieba", source="paper silent: convbench's default (the card says why)", departs=_tokenizer_departure)
     bertscore: bool = setting(
         False, help="nico: add BERTScore F1", cli=False, paper=EVERY_VALUE, recorded=False,
         why="it adds BERTScore F1 beside the other numbers and changes none of them")
@@ -191,7 +144,7 @@ class NICOSettings:
 
 @dataclass
 class NICOPlan(NICOSettings):
-    """One NICO run's settings (the keywords of :func:`run_nico`), checked; see :func:`run_nico`."""
+    """One NICO run's settings (the keywords of :func:`convbench_datasets.runs.api.run_nico`), checked; see :func:`convbench_datasets.runs.api.run_nico`."""
 
     dataset: Any = None
     sources: Any = None

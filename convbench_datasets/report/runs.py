@@ -8,7 +8,7 @@ from pathlib import Path
 from typing import Any
 
 from ..errors import ConvbenchError
-from ..runner.run_folder import check_complete, read_folder
+from ..engine.run_folder import check_complete, read_folder
 
 
 @dataclass

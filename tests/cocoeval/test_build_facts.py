@@ -27,9 +27,14 @@ def test_missing_sources_other_counts_and_another_summarizer_are_named() -> None
     # by hand: qmsum_academic, qmsum_committee, sim and ncpc are missing; 90 instances of the paper's 6 x 50
     assert build_departures(facts) == [
         "dataset built without qmsum_academic, qmsum_committee, sim, ncpc (90 instances; paper: 300, 50 per "
-        "source): `convbench build cocoeval --data-dir` with the TCR files adds SIM and NCPC",
+        "source); `convbench build cocoeval --data-dir` with the TCR files adds SIM and NCPC",
         "instances per source qmsum_product 40 (paper: 50 each)",
         "summaries by openai:gpt-4.1 (paper: o4-mini)"]
+    # QMSum sources missing, SIM and NCPC there: no TCR hint
+    qmsum_missing = [r for s in ("iq2", "sim", "ncpc") for r in _rows(s, 50, "none: x")]
+    assert build_departures(build_facts(qmsum_missing, "all", "test")) == [
+        "dataset built without qmsum_product, qmsum_academic, qmsum_committee (150 instances; paper: 300, 50 per "
+        "source)"]
     # one source asked for (--config iq2): only that source is expected; the train split has no paper counts
     assert build_departures(build_facts(_rows("iq2", 50, "none: x"), "iq2", "test")) == []
     assert build_departures(build_facts(_rows("iq2", 7, "none: x"), "all", "train")) == []

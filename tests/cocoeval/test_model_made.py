@@ -19,8 +19,8 @@ from convbench_datasets.cocoeval import model_made
 from convbench_datasets.cocoeval.conversations import SETTINGS, read_qmsum
 from convbench_datasets.cocoeval.model_made import clean_transcripts, model_metadata, parse_cleaned, parse_metadata
 from convbench_datasets.cocoeval.model_stage import card_section, stage_templates
-from convbench_datasets.runner import Backend, Generation, GenerationParams
-from convbench_datasets.runner.error_rate import TooManyErrors
+from convbench_datasets.engine import Backend, Generation, GenerationParams
+from convbench_datasets.engine.error_rate import TooManyErrors
 
 _FILLER = re.compile(r"\b[Uu][hm]\b,?\s*")
 _TURN = re.compile(r"^(\d+)\. ([^:]+): (.*)$", re.MULTILINE)
@@ -252,7 +252,7 @@ def test_a_cut_answer_is_never_kept_and_is_retried_at_twice_the_limit(tmp_path: 
 def test_a_stage_leaves_a_backend_object_open_and_closes_the_one_it_built(tmp_path: Path,
                                                                           monkeypatch: pytest.MonkeyPatch) -> None:
     from convbench_datasets.cocoeval import model_stage
-    from convbench_datasets.runner.backends.baseline import BaselineBackend
+    from convbench_datasets.engine.backends.baseline import BaselineBackend
 
     closed: list[str] = []
     monkeypatch.setattr(Cut, "close", lambda self: closed.append("object"), raising=False)

@@ -13,13 +13,20 @@ from pathlib import Path
 import pytest
 
 from convbench_datasets.cocoeval.run import (
+
     CoCoEvalPlan,
+
     JUDGE_MAX_NEW_TOKENS,
+
     REASONING_JUDGE_MAX_NEW_TOKENS,
+
     judge_token_limit,
-    run_cocoeval,
+
     score_records,
+
 )
+
+from convbench_datasets.runs.api import run_cocoeval
 from convbench_datasets.cocoeval.simulation import judge_prompt, rubric, simulation_prompt
 from convbench_datasets.cocoeval.taxonomy import load_taxonomy
 
@@ -55,7 +62,7 @@ def test_the_countermeasure_is_in_the_system_message() -> None:
 
 def test_the_ablation_is_a_named_cli_flag_and_sweep_setting(tmp_path: Path) -> None:
     from convbench_datasets.cocoeval.run import BENCHMARK
-    from convbench_datasets.runner.sweep_file import read_sweep
+    from convbench_datasets.runs.sweep_file import read_sweep
 
     (flag,) = [o for o in BENCHMARK.options if o.dest == "repetition_countermeasure"]
     assert flag.flag == "--no-repetition-countermeasure"
@@ -168,10 +175,10 @@ def test_intervals_resample_instances_by_default_for_frequencies_and_ratings_ali
 def test_turns_beyond_those_asked_for_are_counted(cocoeval_built: Path, tmp_path: Path) -> None:
     # A scripted simulator that writes one turn more than asked each time: 5 turns per call, 30 turns, so 6
     # replies per instance and 6 extra turns, 12 for two instances; none of them is kept.
-    from tests.runner.test_cocoeval_run import Scripted
+    from tests.cocoeval.test_cocoeval_run import Scripted
     from tests.support.cocoeval_script import answer, asked, first_speaker, is_simulation
 
-    from convbench_datasets.runner import Generation
+    from convbench_datasets.engine import Generation
 
     class OneTooMany(Scripted):
         def generate(self, prompts, params):  # type: ignore[no-untyped-def]

@@ -6,10 +6,10 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from convbench_datasets.cocoeval.run import run_cocoeval
-from convbench_datasets.runner.backends import GenerationParams
-from convbench_datasets.runner.backends.openai_compat import OpenAICompatBackend, RetryPolicy
-from tests.runner.test_cocoeval_run import Scripted
+from convbench_datasets.runs.api import run_cocoeval
+from convbench_datasets.engine.backends import GenerationParams
+from convbench_datasets.engine.backends.openai_compat import OpenAICompatBackend, RetryPolicy
+from tests.cocoeval.test_cocoeval_run import Scripted
 from tests.support.openai_server import ServerState, openai_server
 
 HI = [[{"role": "user", "content": "hi"}]]
@@ -36,7 +36,7 @@ def test_the_papers_judge_o4_mini_judges_a_run(cocoeval_built: Path, tmp_path: P
     assert not any("max_tokens" in r or "temperature" in r for r in seen)
     assert run.results["errors"] == 0 and run.results["n_compared"] == 2
     assert run.results["signature"]["judge_generation"]["max_new_tokens"] == 25_000
-    # scripted judge: human continuations 2 Repetition, simulated ones 1 (tests/runner/test_cocoeval_run.py)
+    # scripted judge: human continuations 2 Repetition, simulated ones 1 (tests/cocoeval/test_cocoeval_run.py)
     assert run.results["human_mean"]["Repetition"] == 2.0 and run.results["model_mean"]["Repetition"] == 1.0
 
 

@@ -17,12 +17,13 @@ pytest.importorskip("inspect_ai", reason="inspect_ai is not installed (pip insta
 # inspect's retry set-up calls tenacity with a parameter tenacity deprecates, once per model call
 pytestmark = pytest.mark.filterwarnings("ignore:The 'initial' parameter is deprecated:DeprecationWarning")
 
-from convbench_datasets.integrations.inspect import cocoeval, import_inspect_log  # noqa: E402
+from convbench_datasets.integrations.inspect import cocoeval
+from convbench_datasets.runs.api import import_inspect_log# noqa: E402
 from convbench_datasets.integrations.inspect._common import NO_OUTPUT  # noqa: E402
-from convbench_datasets.cocoeval.run import run_cocoeval  # noqa: E402
+from convbench_datasets.runs.api import run_cocoeval  # noqa: E402
 from convbench_datasets.cocoeval.simulation import occurrences  # noqa: E402
-from convbench_datasets.runner.backends import Generation  # noqa: E402
-from convbench_datasets.runner.backends.openai_compat import reply_error  # noqa: E402
+from convbench_datasets.engine.backends import Generation  # noqa: E402
+from convbench_datasets.engine.backends.openai_compat import reply_error  # noqa: E402
 from tests.integrations.inspect_support import ScriptedBackend, inspect_model, pick, reported, run_inspect  # noqa: E402
 from tests.support.cocoeval_script import answer as reply, asked, first_speaker, is_simulation, user_text  # noqa: E402
 

@@ -1,5 +1,5 @@
 """The inspect_ai tasks decode greedily (temperature 0), model and judge alike, as `convbench run` does
-(GenerationParams' default, runner/backends/base.py), so that their numbers stand beside convbench's.
+(GenerationParams' default, engine/backends/base.py), so that their numbers stand beside convbench's.
 
 Each test records the GenerateConfig every request reaches the model with (mockllm hands it to the
 answer function) and checks its temperature and token limit; offline."""
@@ -20,7 +20,8 @@ pytestmark = pytest.mark.filterwarnings("ignore:The 'initial' parameter is depre
 
 from inspect_ai.model import Model, ModelOutput, ModelUsage, get_model  # noqa: E402
 
-from convbench_datasets.integrations.inspect import cocoeval, import_inspect_log, nc, nico  # noqa: E402
+from convbench_datasets.integrations.inspect import cocoeval, nc, nico
+from convbench_datasets.runs.api import import_inspect_log# noqa: E402
 from tests.integrations.inspect_support import pick, run_inspect  # noqa: E402
 from tests.support.scripted import nc_turn, nico_turn  # noqa: E402
 

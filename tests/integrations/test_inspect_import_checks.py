@@ -16,7 +16,8 @@ from inspect_ai.log import EvalLog, write_eval_log  # noqa: E402
 from convbench_datasets.cli import main  # noqa: E402
 from convbench_datasets.counts import CountError  # noqa: E402
 from convbench_datasets.errors import ConvbenchError  # noqa: E402
-from convbench_datasets.integrations.inspect import import_inspect_log, nc, nico  # noqa: E402
+from convbench_datasets.integrations.inspect import nc, nico
+from convbench_datasets.runs.api import import_inspect_log# noqa: E402
 from tests.integrations.inspect_support import inspect_model, run_inspect  # noqa: E402
 
 KEY = "sk-proj-inspect-5150"

@@ -11,7 +11,7 @@ def test_importing_convbench_does_not_import_inspect_ai() -> None:
     # runs with or without the extra: the integration is imported only when asked for
     done = run_python("""
         import sys
-        import convbench_datasets, convbench_datasets.cli, convbench_datasets.runner, convbench_datasets.scoring
+        import convbench_datasets, convbench_datasets.cli, convbench_datasets.engine, convbench_datasets.scoring
         from convbench_datasets import registry
         convbench_datasets.cli._parser()
         loaded = sorted(m for m in sys.modules if m.split(".")[0] == "inspect_ai" or ".integrations.inspect" in m

@@ -20,11 +20,12 @@ from inspect_ai.log import EvalLog  # noqa: E402
 
 from convbench_datasets.cli import main  # noqa: E402
 from convbench_datasets.errors import ConvbenchError  # noqa: E402
-from convbench_datasets.integrations.inspect import import_inspect_log, nc  # noqa: E402
+from convbench_datasets.integrations.inspect import nc
+from convbench_datasets.runs.api import import_inspect_log# noqa: E402
 from convbench_datasets.integrations.inspect._common import NO_OUTPUT  # noqa: E402
 from convbench_datasets import run_nc  # noqa: E402
-from convbench_datasets.runner.backends import Generation  # noqa: E402
-from convbench_datasets.runner.backends.openai_compat import OpenAICompatBackend, RetryPolicy  # noqa: E402
+from convbench_datasets.engine.backends import Generation  # noqa: E402
+from convbench_datasets.engine.backends.openai_compat import OpenAICompatBackend, RetryPolicy  # noqa: E402
 from tests.integrations.inspect_support import ScriptedBackend, inspect_model, pick, reported, run_inspect  # noqa: E402
 from tests.support.openai_server import affected, label_for, openai_server  # noqa: E402
 from tests.support.scripted import nc_turn  # noqa: E402

@@ -15,10 +15,11 @@ pytest.importorskip("inspect_ai", reason="inspect_ai is not installed (pip insta
 # inspect's retry set-up calls tenacity with a parameter tenacity deprecates, once per model call
 pytestmark = pytest.mark.filterwarnings("ignore:The 'initial' parameter is deprecated:DeprecationWarning")
 
-from convbench_datasets.integrations.inspect import import_inspect_log, nico  # noqa: E402
+from convbench_datasets.integrations.inspect import nico
+from convbench_datasets.runs.api import import_inspect_log# noqa: E402
 from convbench_datasets.integrations.inspect._common import NO_OUTPUT  # noqa: E402
 from convbench_datasets import run_nico  # noqa: E402
-from convbench_datasets.runner.backends.openai_compat import OpenAICompatBackend, RetryPolicy  # noqa: E402
+from convbench_datasets.engine.backends.openai_compat import OpenAICompatBackend, RetryPolicy  # noqa: E402
 from convbench_datasets.nico.stderr import generation_stderr  # noqa: E402
 from convbench_datasets.nico.nico_generation import pair_statistics, score_generation  # noqa: E402
 from tests.integrations.conftest import NONE_LINE, NONE_LINE_ROW, quote_none_line  # noqa: E402

@@ -41,7 +41,7 @@ def test_lm_eval_path_prints_the_task_folder(capsys: pytest.CaptureFixture[str])
 def test_importing_convbench_does_not_import_lm_eval() -> None:
     done = run_python("""
         import sys
-        import convbench_datasets, convbench_datasets.cli, convbench_datasets.runner, convbench_datasets.scoring
+        import convbench_datasets, convbench_datasets.cli, convbench_datasets.engine, convbench_datasets.scoring
         import convbench_datasets.integrations.lm_eval
         import convbench_datasets.nico.lm_eval.task, convbench_datasets.nc.lm_eval.dataset, convbench_datasets.nc.lm_eval.samples
         convbench_datasets.cli._parser()

@@ -17,7 +17,7 @@ lm_eval = pytest.importorskip("lm_eval", reason="lm-eval is not installed (pip i
 
 from convbench_datasets.cli import main  # noqa: E402
 from convbench_datasets.errors import ConvbenchError  # noqa: E402
-from convbench_datasets.nc.lm_eval.samples import score_lm_eval_samples  # noqa: E402
+from convbench_datasets.runs.api import score_lm_eval_samples  # noqa: E402
 from convbench_datasets import run_nc  # noqa: E402
 from tests.integrations.lm_eval_support import (  # noqa: E402
     ScriptedBackend,
@@ -86,7 +86,7 @@ def test_score_from_lm_eval_is_run_nc_on_the_same_answers(basic_samples: tuple[P
     backend = ScriptedBackend(model_turn)
     expected = run_nc(model=backend, judge="baseline:smoke-judge", out=tmp_path / "run", config="basic",
                       dataset=nc_built, cache=tmp_path / "other.sqlite", progress=False)
-    from convbench_datasets.runner.run_folder import read_folder
+    from convbench_datasets.engine.run_folder import read_folder
 
     folder, records, written = read_folder(out)
     ours = type(expected)(folder, records, written, written["stats"])
@@ -206,7 +206,7 @@ class RefusingJudge(ScriptedBackend):
     """The scripted judge, but the judge prompts ``affected`` picks (about a quarter) are refused for good."""
 
     def generate(self, prompts, params):  # type: ignore[no-untyped-def]
-        from convbench_datasets.runner import Generation
+        from convbench_datasets.engine import Generation
         from tests.support.openai_server import affected
 
         for i, messages in enumerate(prompts):
@@ -221,7 +221,7 @@ class RefusingJudge(ScriptedBackend):
 def test_too_many_judge_errors_fail_after_the_folder_is_written_with_its_harness(
         basic_samples: tuple[Path, dict[str, Any], ScriptedLM], nc_built: Path, tmp_path: Path, capsys) -> None:
     # issue #19: `convbench score --from-lm-eval` runs the NC-Bench pipeline, so the same --max-error-rate holds
-    from convbench_datasets.runner.error_rate import TooManyErrors
+    from convbench_datasets.engine.error_rate import TooManyErrors
 
     samples, _, _ = basic_samples
     theirs = run_nc(model=ScriptedBackend(model_turn), judge=RefusingJudge(judge_answer, "judge"), out=tmp_path / "run",

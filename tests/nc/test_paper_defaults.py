@@ -22,8 +22,9 @@ import pytest
 
 from convbench_datasets.nc.paper_results import paper_results
 from convbench_datasets.nc.patterns import pattern_table
-from convbench_datasets.nc.run import BENCHMARK, JUDGE_MAX_NEW_TOKENS, NCPlan, run_nc
-from convbench_datasets.runner.backends import GenerationParams
+from convbench_datasets.nc.run import BENCHMARK, JUDGE_MAX_NEW_TOKENS, NCPlan
+from convbench_datasets.runs.api import run_nc
+from convbench_datasets.engine.backends import GenerationParams
 from convbench_datasets.nc.ncbench_action import score_actions
 from tests.scoring.test_ncbench_action import _released_acceptable
 from tests.scoring.test_released_rule import oracle
@@ -72,7 +73,7 @@ def test_every_way_in_has_the_same_defaults() -> None:
 
 
 def test_harness_paths_have_the_same_defaults() -> None:
-    from convbench_datasets.nc.lm_eval.samples import score_lm_eval_samples
+    from convbench_datasets.runs.api import score_lm_eval_samples
 
     lm_eval = _defaults(score_lm_eval_samples)
     assert (lm_eval["rules"], lm_eval["parsing"]) == (SETUP["rules"], SETUP["parsing"])
@@ -124,8 +125,8 @@ def test_a_default_run_scores_as_the_released_aggregator_with_the_papers_labels(
 
 def test_sweep_files_reach_every_reading(nc_built: Path, tmp_path: Path) -> None:
     from convbench_datasets.errors import ConvbenchError
-    from convbench_datasets.runner.sweep import run_sweep
-    from convbench_datasets.runner.sweep_file import read_sweep
+    from convbench_datasets.runs.sweep import run_sweep
+    from convbench_datasets.runs.sweep_file import read_sweep
 
     sweep = {"out": str(tmp_path / "o"), "models": ["baseline:repeat"], "judges": ["baseline:smoke-judge"],
              "benchmarks": {"nc": {"dataset": str(nc_built), "config": "basic", "limit": 3,

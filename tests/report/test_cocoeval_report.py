@@ -20,7 +20,7 @@ from convbench_datasets.cocoeval.report_tables import (  # noqa: E402
 from convbench_datasets.report import load_runs, write_report  # noqa: E402
 from convbench_datasets.report.figures import MISSING  # noqa: E402
 from convbench_datasets.cocoeval.run import score_records  # noqa: E402
-from convbench_datasets.runner.run_folder import write_folder  # noqa: E402
+from convbench_datasets.engine.run_folder import write_folder  # noqa: E402
 
 NAMES = ["Repetition", "Off Topic"]
 # per instance: source, human judge answer (Repetition turns, Off Topic turns, consistency, collaborativeness)

@@ -11,8 +11,8 @@ from convbench_datasets.cli import main
 from convbench_datasets.cocoeval.report_tables import cocoeval_paper_differences
 from convbench_datasets.nc.report_tables import nc_paper_differences
 from convbench_datasets.report.runs import load_runs
-from convbench_datasets.runner.backends import GenerationParams
-from tests.runner.test_cocoeval_run import Scripted
+from convbench_datasets.engine.backends import GenerationParams
+from tests.cocoeval.test_cocoeval_run import Scripted
 from tests.support.openai_server import ServerState, openai_server
 
 PARAM = "generator request parameters temperature=0.7 (--param; paper: none)"
@@ -51,7 +51,7 @@ def test_a_token_limit_sent_as_a_param_is_the_signatures_limit(tmp_path: Path, n
 
 
 def _scripted(body: dict) -> str:
-    """The scripted CoCoEval model and judge of tests/runner/test_cocoeval_run.py, behind the fake server."""
+    """The scripted CoCoEval model and judge of tests/cocoeval/test_cocoeval_run.py, behind the fake server."""
     ((_, answer),) = list(Scripted().generate([body["messages"]], GenerationParams(64)))
     return answer.text
 
@@ -65,7 +65,7 @@ def test_cocoeval_param_and_a_four_source_build_are_flagged(tmp_path: Path, coco
     assert plain["dataset_build"] == {"config": "all", "split": "test", "summary_methods": ["extractive", "none"],
                                       "instances": {"qmsum_product": 50, "qmsum_academic": 50, "qmsum_committee": 50,
                                                     "iq2": 50}}
-    build = ["dataset built without sim, ncpc (200 instances; paper: 300, 50 per source): `convbench build "
+    build = ["dataset built without sim, ncpc (200 instances; paper: 300, 50 per source); `convbench build "
              "cocoeval --data-dir` with the TCR files adds SIM and NCPC",
              "extractive summaries (--summarizer not given to `convbench build`; paper: o4-mini wrote them)"]
     runs = load_runs([tmp_path / "plain", tmp_path / "hot"])
@@ -92,3 +92,22 @@ def test_nico_flags_another_token_unit_and_a_limit(tmp_path: Path, nico_built: P
     write_report([tmp_path / "plain", tmp_path / "chars"], tmp_path / "report")
     page = (tmp_path / "report" / "report.html").read_text(encoding="utf-8")
     assert "baseline:repeat (chars): not the paper's setup (split train (paper: test); char tokens" in page
+
+
+def test_a_null_param_is_the_servers_default_in_the_signature() -> None:
+    # applied_decoding by hand: openai's max_tokens=null leaves the limit out (None: the server's), temperature=0.5
+    # replaces 0.0; an hf role's max_new_tokens=16 replaces the limit; openai's unknown max_new_tokens changes nothing
+    from convbench_datasets.engine.backends import ModelRole
+    from convbench_datasets.runs.pipeline import applied_decoding
+    from convbench_datasets.runs.run_config import RunConfig
+
+    def signature(model: ModelRole) -> dict:
+        made = {"generation": {"max_new_tokens": 1024, "temperature": 0.0}}
+        applied_decoding(made, RunConfig.make("nico", model=model, out="x", settings={"task": "open_domain"}))
+        return made["generation"]
+
+    assert signature(ModelRole("openai:m", params={"max_tokens": None, "temperature": 0.5})) == {
+        "max_new_tokens": None, "temperature": 0.5, "params_replaced": ["max_new_tokens", "temperature"]}
+    assert signature(ModelRole("hf:m", params={"max_new_tokens": 16})) == {
+        "max_new_tokens": 16, "temperature": 0.0, "params_replaced": ["max_new_tokens"]}
+    assert signature(ModelRole("openai:m", params={"max_new_tokens": 16})) == {"max_new_tokens": 1024, "temperature": 0.0}

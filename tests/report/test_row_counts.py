@@ -28,7 +28,7 @@ from convbench_datasets.nico.report_tables import nico_table  # noqa: E402
 from convbench_datasets.report import load_runs, write_report  # noqa: E402
 from convbench_datasets.report.figures import MISSING  # noqa: E402
 from convbench_datasets.report.runs import Run, partial_note  # noqa: E402
-from convbench_datasets.runner.run_folder import write_folder  # noqa: E402
+from convbench_datasets.engine.run_folder import write_folder  # noqa: E402
 
 MARK = "\u2020"
 REPEAT = ["Repeat", "Partial Repeat"]

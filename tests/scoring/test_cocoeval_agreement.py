@@ -12,7 +12,7 @@ import pytest
 
 from convbench_datasets.cli import main
 from convbench_datasets.errors import DataFormatError
-from convbench_datasets.runner.run_folder import write_folder
+from convbench_datasets.engine.run_folder import write_folder
 from convbench_datasets.cocoeval.behavior_frequency import rater_agreement, spearman
 from convbench_datasets.cocoeval.cocoeval_agreement import cocoeval_agreement, judge_agreement
 from convbench_datasets.scoring.rank_correlation import average_ranks, loo_spearman, spearman_rows

@@ -1,4 +1,4 @@
-"""A process that answers prompts through a shared response cache (tests/runner/test_shared_cache.py and
+"""A process that answers prompts through a shared response cache (tests/engine/test_shared_cache.py and
 benchmarks/shared_cache.py start several at once on one cache and one local OpenAI-compatible server)."""
 
 from __future__ import annotations
@@ -11,9 +11,9 @@ def ask(cache_path: str, base_url: str, model: str, prompts: list[list[dict[str,
         claim: bool, start: Any, results: Any) -> None:
     """Wait at ``start`` (a multiprocessing Barrier: every worker sends at the same moment), answer
     ``prompts`` with one stage on ``cache_path`` (claims on or off), put a summary on ``results``."""
-    from convbench_datasets.runner import GenerationParams, ResponseCache
-    from convbench_datasets.runner.backends.openai_compat import OpenAICompatBackend
-    from convbench_datasets.runner.stage import complete
+    from convbench_datasets.engine import GenerationParams, ResponseCache
+    from convbench_datasets.engine.backends.openai_compat import OpenAICompatBackend
+    from convbench_datasets.engine.stage import complete
 
     backend = OpenAICompatBackend(model, base_url=base_url, concurrency=concurrency)
     with ResponseCache(cache_path) as cache:

@@ -1,5 +1,5 @@
 """An OpenAI-compatible client of several test servers (replicas of one endpoint), and the records of its
-runs, for the tests of several endpoints per role (tests/runner/test_endpoints.py, test_replica_faults.py)."""
+runs, for the tests of several endpoints per role (tests/engine/test_endpoints.py, test_replica_faults.py)."""
 
 from __future__ import annotations
 
@@ -7,7 +7,7 @@ import json
 import warnings
 from pathlib import Path
 
-from convbench_datasets.runner.backends.openai_compat import OpenAICompatBackend, RetryPolicy
+from convbench_datasets.engine.backends.openai_compat import OpenAICompatBackend, RetryPolicy
 
 FAST = RetryPolicy(max_retries=2, base_delay=0.01, max_delay=0.02)
 CACHE_HITS = {"model_cache_hit", "judge_cache_hit"}  # where a rerun from the cache differs from the first run

@@ -7,7 +7,7 @@ import hashlib
 import json
 from collections.abc import Callable, Iterator, Sequence
 
-from convbench_datasets.runner.backends import Backend, Generation, GenerationParams
+from convbench_datasets.engine.backends import Backend, Generation, GenerationParams
 
 Answer = Callable[[list[dict[str, str]]], str]
 Cut = Callable[[list[dict[str, str]], int], bool]

@@ -24,16 +24,14 @@ from __future__ import annotations
 import importlib
 from typing import Any
 
-__all__ = ["NAMESPACE", "TASKS", "import_inspect_log"]
+__all__ = ["NAMESPACE", "TASKS"]
 
 
 def __getattr__(name: str) -> Any:
     if name.startswith("_"):  # a submodule not imported yet, or a dunder Python looks for: not a name of ours
         raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
     registry = importlib.import_module(f"{__name__}._registry")  # the tasks' convbench/ names, registered
-    if name == "import_inspect_log":
-        value = importlib.import_module(f"{__name__}.importer").import_inspect_log
-    elif name in ("NAMESPACE", "TASKS"):
+    if name in ("NAMESPACE", "TASKS"):
         value = getattr(registry, name)
     elif name in registry.TASKS:  # a registered benchmark's task, by the benchmark's name
         value = registry.TASKS[name]

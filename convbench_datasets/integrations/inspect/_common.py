@@ -26,7 +26,7 @@ from inspect_ai.scorer import SampleScore
 from inspect_ai.solver import Generate, Solver, TaskState, solver
 
 from ..._version import __version__
-from ...runner.backends.openai_compat import reply_error
+from ...engine.backends.openai_compat import reply_error
 
 GRADER_ROLE = "grader"
 # the error of a sample scored without any output (inspect scores a sample a limit stopped before its answer)

@@ -2,7 +2,7 @@
 
 With them ``inspect eval convbench/nc --model convbench/repeat --model-role grader=convbench/smoke-judge``
 runs offline out of the box: no server, no key, no download. The answers are those of convbench's own
-``baseline:NAME`` backends (:mod:`convbench_datasets.runner.backends.baseline`), so an inspect run and a
+``baseline:NAME`` backends (:mod:`convbench_datasets.engine.backends.baseline`), so an inspect run and a
 ``convbench run`` with the same baselines score the same answers. Each reports its token usage itself
 (whitespace-separated words in and out): inspect would otherwise count tokens with tiktoken, whose
 encoding files it downloads.
@@ -15,7 +15,7 @@ from typing import Any
 from inspect_ai.model import ChatMessage, GenerateConfig, ModelAPI, ModelOutput, ModelUsage, modelapi
 from inspect_ai.tool import ToolChoice, ToolInfo
 
-from ...runner.backends.baseline import BaselineBackend
+from ...engine.backends.baseline import BaselineBackend
 
 PROVIDER = "convbench"
 

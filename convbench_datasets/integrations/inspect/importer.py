@@ -2,7 +2,7 @@
 
 The folder holds ``records.jsonl`` in the shape ``convbench run`` writes (the row, the model's answer,
 the judge's raw answer...) and ``results.json`` computed by convbench's own re-scoring
-(``runner.score_run``) from those records, with a signature: convbench's fields (config, rows,
+(``convbench_datasets.runs.pipeline.score_run``) from those records, with a signature: convbench's fields (config, rows,
 dataset fingerprint, model, judge, decoding, judge template and its sha256, rules...) plus
 ``harness`` (inspect_ai's version, the log, its eval id, task, task arguments and the epoch
 imported). ``convbench score``, ``report`` (with the paper's reference tables) and ``compare`` then
@@ -38,8 +38,8 @@ from inspect_ai.log import EvalLog, EvalSample, read_eval_log
 from ..._version import __version__
 from ...counts import check_count
 from ...errors import ConvbenchError
-from ...runner.backends.endpoints import public_url
-from ...runner.run_folder import RunResult, check_run_out, row_id, run_folder, write_folder
+from ...engine.backends.endpoints import public_url
+from ...engine.run_folder import check_run_out, row_id, run_folder, write_folder
 from ._common import GRADER_ROLE
 from ._registry import MODULES, NAMESPACES  # each benchmark's inspect_task module: its log_records
 
@@ -47,9 +47,9 @@ from ._registry import MODULES, NAMESPACES  # each benchmark's inspect_task modu
 _NOT_SIGNATURE = {"rows", "row_ids", "convbench_version"}
 
 
-def import_inspect_log(log: str | os.PathLike[str] | EvalLog, out: str | os.PathLike[str], *,
-                       epoch: int = 1) -> RunResult:
-    """Write ``out`` (records.jsonl, results.json) from the inspect log ``log`` and score it with convbench.
+def write_inspect_run(log: str | os.PathLike[str] | EvalLog, out: str | os.PathLike[str], *, epoch: int = 1) -> Path:
+    """Write ``out`` (records.jsonl, results.json) from the inspect log ``log``; scored with convbench by
+    :func:`convbench_datasets.runs.api.import_inspect_log`.
 
     Args:
         log: an inspect log file (``.eval`` or ``.json``) of ``convbench/nc``, ``/nico`` or ``/cocoeval``, or
@@ -84,9 +84,7 @@ def import_inspect_log(log: str | os.PathLike[str] | EvalLog, out: str | os.Path
                 **(task_module.log_declared(records, settings) if hasattr(task_module, "log_declared") else {})}
     with run_folder(folder):
         write_folder(folder, records, declared)
-    from ...runner import score_run
-
-    return score_run(folder)
+    return folder
 
 
 def _check_task(task: str, benchmark: str, where: str) -> None:
@@ -162,7 +160,7 @@ def _some(ids: Sequence[str], shown: int = 5) -> str:
 
 def _signature(eval_log: EvalLog, settings: Mapping[str, Any], samples: list[EvalSample], where: str,
                epoch: int, limit: int | None) -> dict[str, Any]:
-    from ...runner.run_folder import dataset_fingerprint
+    from ...engine.run_folder import dataset_fingerprint
 
     spec = eval_log.eval
     grader = (spec.model_roles or {}).get(GRADER_ROLE)

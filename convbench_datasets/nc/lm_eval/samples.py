@@ -24,6 +24,7 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+from dataclasses import dataclass
 import re
 from collections.abc import Iterator, Mapping, Sequence
 from pathlib import Path
@@ -31,11 +32,10 @@ from typing import Any
 
 from ...errors import ConvbenchError, DataFormatError
 from ...jsonfiles import read_json, read_jsonl
-from ...runner.backends import Backend, Generation, GenerationParams, Messages
-from ...runner.error_rate import DEFAULT_MAX_ERROR_RATE, TooManyErrors
-from ..run import CONFIGS, run_nc
+from ...engine.backends import Backend, Generation, GenerationParams, Messages
+from ..run import CONFIGS
 from ..run import read_rows as _rows
-from ...runner.run_folder import RunResult, check_run_out, write_atomic
+from ...engine.run_folder import RunResult, write_atomic
 from .dataset import CONFIG_FIELD, dataset_row
 from ...integrations.lm_eval._options import PROMPT_FIELD
 
@@ -73,35 +73,24 @@ def transcript_key(messages: Sequence[Mapping[str, Any]]) -> str:
     return json.dumps([{"role": m["role"], "content": m["content"]} for m in messages], ensure_ascii=False)
 
 
-def score_lm_eval_samples(
-    samples: str | os.PathLike[str],
-    *,
-    judge: str | Backend | Sequence[str | Backend],
-    out: str | os.PathLike[str],
-    template: Any = "released",
-    rules: str = "paper",
-    parsing: str = "exact",
-    fill_request_details: bool = False,
-    judge_max_new_tokens: int | None = None,
-    dataset: str | os.PathLike[str] | None = None,
-    sources: str | os.PathLike[str] | None = None,
-    cache: Any = None,
-    judge_options: dict[str, Any] | Sequence[dict[str, Any]] | None = None,
-    progress: bool = True,
-    retry_errors: bool = False,
-    max_error_rate: float = DEFAULT_MAX_ERROR_RATE,
-) -> RunResult:
-    """Judge and score the NC-Bench answers of an lm-eval samples file; write the run folder ``out``.
+@dataclass(frozen=True)
+class LoggedRun:
+    """What an lm-eval samples file holds for a convbench run (:func:`read_samples`): the answers as a model, the
+    NC-Bench config and how many of its rows lm-eval answered (``limit``: None for all), lm-eval's token limit,
+    and the harness entry the run's signature gains (the file, its settings, the answers' digest)."""
 
-    Args:
-        samples: ``samples_convbench_nc*_DATE.jsonl`` from ``lm_eval ... --log_samples``.
-        judge, template, rules, parsing, fill_request_details, judge_max_new_tokens, cache, judge_options,
-            retry_errors, max_error_rate: as :func:`convbench_datasets.nc.run.run_nc` (over the error rate, the
-            folder is written, its signature naming the harness, then ``TooManyErrors`` is raised).
-        dataset, sources: convbench's NC-Bench build lm-eval used (its ``convbench_dataset`` /
-            ``convbench_sources`` metadata; default: convbench's cached build).
-        out: the run folder to write: missing, empty, or an earlier run folder.
-    """
+    model: LmEvalAnswers
+    config: str
+    limit: int | None
+    max_new_tokens: int
+    harness: dict[str, Any]
+
+
+def read_samples(samples: str | os.PathLike[str], dataset: str | os.PathLike[str] | None = None,
+                 sources: str | os.PathLike[str] | None = None) -> LoggedRun:
+    """The NC-Bench answers of an lm-eval samples file (``samples_convbench_nc*_DATE.jsonl`` from ``lm_eval ...
+    --log_samples``), checked against convbench's build (``dataset``, ``sources``: the one lm-eval used); a run
+    of them is :func:`convbench_datasets.runs.api.score_lm_eval_samples`."""
     path = Path(samples)
     logged = _read_samples(path)
     config = _config(logged, path)
@@ -111,24 +100,12 @@ def score_lm_eval_samples(
     kwargs = _generation_kwargs(logged, path)
     answers, digest = _answers(logged, path)
     beside = _results_file(path)
-    model = _model_name(beside, path)
-    check_run_out(Path(out))
-    try:
-        result = run_nc(
-            model=LmEvalAnswers(model, answers, digest), judge=judge, out=out, config=config,
-            limit=len(logged) if len(logged) < len(rows) else None, max_new_tokens=kwargs["max_gen_toks"],
-            judge_max_new_tokens=judge_max_new_tokens, template=template, fill_request_details=fill_request_details,
-            rules=rules, parsing=parsing, cache=cache, dataset=dataset, sources=sources, judge_options=judge_options, progress=progress,
-            retry_errors=retry_errors, max_error_rate=max_error_rate,
-        )
-    except TooManyErrors as err:  # the folder is written: it names the harness like any other, then the error stands
-        _name_harness(err.result, _harness(path, beside, kwargs, digest))
-        raise
-    _name_harness(result, _harness(path, beside, kwargs, digest))
-    return result
+    return LoggedRun(LmEvalAnswers(_model_name(beside, path), answers, digest), config,
+                     len(logged) if len(logged) < len(rows) else None, kwargs["max_gen_toks"],
+                     _harness(path, beside, kwargs, digest))
 
 
-def _name_harness(result: RunResult, harness: dict[str, Any]) -> None:
+def name_harness(result: RunResult, harness: dict[str, Any]) -> None:
     """Add the harness (samples file, its settings and answers' digest) to a written run's signature."""
     result.results["signature"]["harness"] = harness
     write_atomic(result.path / "results.json", json.dumps(result.results, indent=2, ensure_ascii=False) + "\n")
