@@ -6,7 +6,6 @@ import argparse
 from typing import Any
 
 from .._console import LEVELS
-from ..errors import ConvbenchError
 
 
 def _command(commands: Any, name: str, summary: str) -> argparse.ArgumentParser:
@@ -29,21 +28,6 @@ def _verbosity_flags(parser: argparse.ArgumentParser, default: Any) -> None:
                         help="errors only (no warnings)")
     parser.add_argument("--log-level", choices=LEVELS, default=default if default is argparse.SUPPRESS else None,
                         help="the least severe messages shown (default: warning)")
-
-
-def _error_rate(text: str) -> float:
-    from ..engine.error_rate import parse_rate
-
-    return parse_rate(text)
-
-
-def _shard(text: str) -> tuple[int, int]:
-    from ..engine.shard_rows import parse_shard
-
-    try:
-        return parse_shard(text)
-    except ConvbenchError as err:
-        raise argparse.ArgumentTypeError(str(err)) from None
 
 
 def _flag_attr(flag: str) -> str:

@@ -9,7 +9,8 @@ from typing import Any
 from .._console import warn
 from ..counts import MAX_SEED, count_flag
 from ..errors import ConvbenchError
-from ._parsing import _command, _error_rate
+from ..runs.run_config import flag_rate as _error_rate
+from ._parsing import _command
 from .roles import _params
 
 

@@ -8,11 +8,11 @@ import sys
 from typing import Any
 
 from .._console import warn
-from ..settings import positive as _positive
 from ..errors import ConvbenchError
 from ..registry import RUNS
-from ..engine.error_rate import DEFAULT_MAX_ERROR_RATE, TooManyErrors
-from ._parsing import _command, _error_rate, _flag_attr, _shard
+from ..engine.error_rate import TooManyErrors
+from ..runs.run_config import flag_rate as _error_rate
+from ._parsing import _command, _flag_attr
 from .roles import _add_role_options, _judge_roles, _model_role, _params
 
 
@@ -25,30 +25,21 @@ def add_run(commands: Any, only: str | None) -> None:
     run.add_argument("--judge", action="append", metavar="SPEC",
                      help="judge spec, same forms; baseline:smoke-judge for a no-model smoke test (nc); nc: give it "
                           "twice (or more) to judge every row with each, the first primary, and report their agreement")
-    run.add_argument("--out", required=True, help="run folder for records.jsonl and results.json")
-    run.add_argument("--limit", type=_positive, help="only the first N rows")
-    run.add_argument("--sample", type=_positive, metavar="N",
-                     help="N rows drawn across the benchmark's strata (NC-Bench's sets and patterns, NICO's interaction "
-                          "types, CoCoEval's sources), seeded: a smoke-sized run that covers every kind of row")
-    run.add_argument("--sample-seed", type=int, default=0, metavar="SEED", help="the seed of --sample (default 0)")
-    run.add_argument("--shard", type=_shard, metavar="I/N",
-                     help="only shard I of N (from 1) of the rows config and --limit select: the rows at positions "
-                          "I-1, I-1+N, ...; join the shard folders with `convbench merge`")
-    run.add_argument("--concurrency", type=_positive,
-                     help="requests in flight for the whole run, over the model, its judges and all their replicas "
-                          "together (openai:, anthropic:; default 8); a pipelined run's stages share them")
+    _add_run_options(run)
     _add_role_options(run)
-    run.add_argument("--retry-errors", action="store_true",
-                     help="ask again the prompts that ended in a per-row error in an earlier run (default: record the error again)")
-    run.add_argument("--max-error-rate", type=_error_rate, default=DEFAULT_MAX_ERROR_RATE, metavar="SHARE",
-                     help="the share of rows that may end in an error (0.05 or 5%%, the default; 0: none, 1: any): with "
-                          "more, the run folder is still written, and the command exits 1 with their count")
-    run.add_argument("--dataset", metavar="DIR", help="a folder from `convbench build` (default: build into the cache)")
-    run.add_argument("--sources", metavar="DIR", help="upstream mirror for building the dataset")
-    run.add_argument("--cache", metavar="FILE", help="response cache (default $CONVBENCH_CACHE/responses.sqlite)")
-    run.add_argument("--no-progress", action="store_true")
     _add_benchmark_options(run, only=only)
     run.set_defaults(flags_of=only)
+
+
+def _add_run_options(run: argparse.ArgumentParser) -> None:
+    """The run's own flags (rows, output, cache, policies), read from the run config's declarations
+    (:func:`convbench_datasets.runs.run_config.run_flags`)."""
+    from ..runs.run_config import run_flags
+
+    for _, flag in run_flags():
+        kwargs = {"help": flag.help.replace("%", "%%"), "type": flag.type, "metavar": flag.metavar,
+                  "action": flag.action, "default": flag.parsed_default, "required": flag.required or None}
+        run.add_argument(flag.flag, **{k: v for k, v in kwargs.items() if v is not None})
 
 
 def add_sweep(commands: Any) -> None:
@@ -145,7 +136,7 @@ def _benchmark_settings(bench: Any, args: argparse.Namespace) -> dict[str, Any]:
 
 def _cmd_run(args: argparse.Namespace) -> None:
     from ..runs.pipeline import run_config
-    from ..runs.run_config import Rows, RunConfig, bench_settings
+    from ..runs.run_config import Rows, RunConfig, bench_settings, flag_values
 
     bench = _run_registry(args.name)[args.name]
     settings = _benchmark_settings(bench, args)
@@ -162,11 +153,9 @@ def _cmd_run(args: argparse.Namespace) -> None:
                                           ("--judge-param", args.judge_param)) if value]
         if given:
             raise ConvbenchError(f"convbench run {bench.name} takes no judge: {' and '.join(given)} would be unused")
-    config = RunConfig(benchmark=bench.name, model=_model_role(args), out=args.out,
-                       settings=bench_settings(bench, settings), judges=tuple(_judge_roles(args) if judges else ()),
-                       rows=Rows(limit=args.limit, sample=args.sample, sample_seed=args.sample_seed, shard=args.shard),
-                       cache=args.cache, dataset=args.dataset, sources=args.sources, progress=not args.no_progress,
-                       retry_errors=args.retry_errors, max_error_rate=args.max_error_rate, concurrency=args.concurrency)
+    run, rows = flag_values(args)
+    config = RunConfig(benchmark=bench.name, model=_model_role(args), settings=bench_settings(bench, settings),
+                       judges=tuple(_judge_roles(args) if judges else ()), rows=Rows(**rows), **run)
     try:
         result = run_config(config, bench)
     except TooManyErrors as err:  # the folder is written: show what it holds, then fail with the count

@@ -5,8 +5,8 @@ when it is first needed and frees it as soon as its work is done, so that one lo
 loaded is in memory at a time (a Backend object passed in instead of a spec is the caller's: used, never
 closed, so a local model passed in stays loaded beside the next); it builds the server-backed judges
 early so that their preflight runs before the first stage (an unreachable judge fails in seconds, not
-after hours of generation). A judge whose spec
-is the generator's own, with no options of its own (none set, or the generator's), is the generator's
+after hours of generation). A judge whose role is the generator's (its spec, and the same options its backend
+takes: a judge given no options is lent the generator's, less its request params, when the run is made) is the generator's
 :meth:`~.backends.Backend.twin` (a server's: same connections and preflight, so the two stages can run
 side by side), or the generator itself where a backend has no twin (a local model: one copy in memory).
 

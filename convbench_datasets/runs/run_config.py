@@ -24,12 +24,52 @@ from typing import Any
 
 from ..counts import MAX_CONCURRENCY, check_count
 from ..errors import ConvbenchError
+from ..settings import positive
 from ..engine.backends import Backend, ModelRole, make_role
 from ..engine.backends.roles import OPTIONS
 from ..engine.error_rate import DEFAULT_MAX_ERROR_RATE, checked_rate
 from ..engine.shard_rows import check_shard
 
 Spec = str | Backend
+FLAG = "flag"  # the metadata key of a field's `convbench run` flag
+
+
+@dataclasses.dataclass(frozen=True)
+class RunFlag:
+    """A run field's flag of ``convbench run``: its name, help and argparse settings; ``value`` turns the parsed
+    flag into the field's value (``--no-progress`` -> ``progress=False``)."""
+
+    flag: str
+    help: str
+    type: Any = None
+    metavar: str | None = None
+    action: str | None = None
+    parsed_default: Any = None  # what argparse gives when the flag is not given (None: not given)
+    required: bool = False
+    value: Any = None
+
+
+def _flag(default: Any, flag: str, help: str, **more: Any) -> Any:
+    return dataclasses.field(default=default, metadata={FLAG: RunFlag(flag, help, **more)})
+
+
+def flag_shard(text: str) -> tuple[int, int]:
+    """``--shard I/N``'s value, an argparse error when it is not one."""
+    import argparse
+
+    from ..engine.shard_rows import parse_shard
+
+    try:
+        return parse_shard(text)
+    except ConvbenchError as err:
+        raise argparse.ArgumentTypeError(str(err)) from None
+
+
+def flag_rate(text: str) -> float:
+    """``--max-error-rate``'s value: 0.05 or 5%."""
+    from ..engine.error_rate import parse_rate
+
+    return parse_rate(text)
 
 
 @dataclasses.dataclass(frozen=True)
@@ -37,10 +77,14 @@ class Rows:
     """Which rows of the benchmark's selection a run scores: the first ``limit``, a ``sample`` of N drawn with
     ``sample_seed`` over the benchmark's strata, and of those shard ``shard`` = (i, n) (see :mod:`.shards`)."""
 
-    limit: int | None = None
-    sample: int | None = None
-    sample_seed: int = 0
-    shard: tuple[int, int] | None = None
+    limit: int | None = _flag(None, "--limit", "only the first N rows", type=positive)
+    sample: int | None = _flag(
+        None, "--sample", "N rows drawn across the benchmark's strata (NC-Bench's sets and patterns, NICO's interaction "
+        "types, CoCoEval's sources), seeded: a smoke-sized run that covers every kind of row", type=positive, metavar="N")
+    sample_seed: int = _flag(0, "--sample-seed", "the seed of --sample (default 0)", type=int, metavar="SEED", parsed_default=0)
+    shard: tuple[int, int] | None = _flag(
+        None, "--shard", "only shard I of N (from 1) of the rows config and --limit select: the rows at positions "
+        "I-1, I-1+N, ...; join the shard folders with `convbench merge`", type=flag_shard, metavar="I/N")
 
     def __post_init__(self) -> None:
         if self.limit is not None:  # a float, NaN or bool is refused, not sliced or run as 1
@@ -62,17 +106,25 @@ class RunConfig:
 
     benchmark: str
     model: ModelRole
-    out: str
-    settings: Any
+    out: str = _flag(dataclasses.MISSING, "--out", "run folder for records.jsonl and results.json", required=True)
+    settings: Any = None
     judges: tuple[ModelRole, ...] = ()
     rows: Rows = Rows()
-    cache: Any = None
-    dataset: str | None = None
-    sources: str | None = None
-    progress: bool = True
-    retry_errors: bool = False
-    max_error_rate: float = DEFAULT_MAX_ERROR_RATE
-    concurrency: int | None = None
+    cache: Any = _flag(None, "--cache", "response cache (default $CONVBENCH_CACHE/responses.sqlite)", metavar="FILE")
+    dataset: str | None = _flag(None, "--dataset", "a folder from `convbench build` (default: build into the cache)",
+                                metavar="DIR")
+    sources: str | None = _flag(None, "--sources", "upstream mirror for building the dataset", metavar="DIR")
+    progress: bool = _flag(True, "--no-progress", "hide the progress bars", action="store_true",
+                           value=lambda given: not given)
+    retry_errors: bool = _flag(False, "--retry-errors", "ask again the prompts that ended in a per-row error in an "
+                               "earlier run (default: record the error again)", action="store_true")
+    max_error_rate: float = _flag(
+        DEFAULT_MAX_ERROR_RATE, "--max-error-rate", "the share of rows that may end in an error (0.05 or 5%, the "
+        "default; 0: none, 1: any): with more, the run folder is still written, and the command exits 1 with their "
+        "count", type=flag_rate, parsed_default=DEFAULT_MAX_ERROR_RATE, metavar="SHARE")
+    concurrency: int | None = _flag(
+        None, "--concurrency", "requests in flight for the whole run, over the model, its judges and all their replicas "
+        "together (openai:, anthropic:; default 8); a pipelined run's stages share them", type=positive)
 
     def __post_init__(self) -> None:
         object.__setattr__(self, "max_error_rate", checked_rate(self.max_error_rate))
@@ -138,6 +190,26 @@ class RunConfig:
                       "settings": bench_settings(bench, data.get("settings"))})
 
 
+def run_flags() -> list[tuple[str, RunFlag]]:
+    """``(field, flag)`` for each flag of ``convbench run`` a run's fields declare, the rows' fields among them."""
+    found = []
+    for cls in (RunConfig, Rows):
+        found += [(f.name, f.metadata[FLAG]) for f in dataclasses.fields(cls) if FLAG in f.metadata]
+    return found
+
+
+def flag_values(args: Any) -> tuple[dict[str, Any], dict[str, Any]]:
+    """The run's and the rows' fields from parsed ``convbench run`` flags (an argparse namespace)."""
+    run: dict[str, Any] = {}
+    rows: dict[str, Any] = {}
+    row_fields = {f.name for f in dataclasses.fields(Rows)}
+    for name, flag in run_flags():
+        value = getattr(args, flag.flag.lstrip("-").replace("-", "_"))
+        value = flag.value(value) if flag.value is not None else value
+        (rows if name in row_fields else run)[name] = value
+    return run, rows
+
+
 def bench_settings(bench: Any, settings: Mapping[str, Any] | None) -> Any:
     """The benchmark's settings object from keywords, a keyword it does not take refused by name."""
     from ..benchmark import make_plan
@@ -176,4 +248,4 @@ def judge_role(spec: Spec, own: Mapping[str, Any] | None, generator: ModelRole) 
     return make_role(spec, lent)
 
 
-__all__ = ["RunConfig", "Rows", "bench_settings", "judge_options_list", "judge_role", "settings_dict"]
+__all__ = ["RunConfig", "RunFlag", "Rows", "flag_values", "run_flags", "bench_settings", "judge_options_list", "judge_role", "settings_dict"]

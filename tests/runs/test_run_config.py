@@ -44,3 +44,23 @@ def test_bad_parts_are_refused_when_made() -> None:
     with pytest.raises(ConvbenchError, match="cannot be written as data"):
         RunConfig.make("nico", model="openai:m", out="x", settings={"task": "open_domain"},
                        cache=object()).to_dict()
+
+
+def test_the_run_flags_are_the_configs_declarations() -> None:
+    # every declared run flag is a flag of `convbench run`, and reads back into the field it declares
+    from convbench_datasets.cli import _parser
+    from convbench_datasets.runs.run_config import flag_values, run_flags
+
+    argv = ["run", "nico", "--model", "baseline:repeat", "--task", "open_domain", "--out", "o", "--cache", "c.sqlite",
+            "--dataset", "d", "--sources", "s", "--no-progress", "--retry-errors", "--max-error-rate", "10%",
+            "--concurrency", "4", "--sample", "7", "--sample-seed", "2", "--shard", "1/3"]
+    # the command line above gives each declared flag but --limit (it and --sample choose the rows two ways)
+    assert {f.flag for _, f in run_flags()} - set(argv) == {"--limit"}
+    run, rows = flag_values(_parser().parse_args(argv))
+    assert run == {"out": "o", "cache": "c.sqlite", "dataset": "d", "sources": "s", "progress": False,
+                   "retry_errors": True, "max_error_rate": 0.1, "concurrency": 4}
+    assert rows == {"limit": None, "sample": 7, "sample_seed": 2, "shard": (1, 3)}
+    # not given: each field's default (--sample-seed 0, --max-error-rate 5%, progress shown)
+    run, rows = flag_values(_parser().parse_args([*argv[:8], "--limit", "3"]))
+    assert run["progress"] is True and run["max_error_rate"] == 0.05 and rows["sample_seed"] == 0
+    assert rows["limit"] == 3 and rows["sample"] is None
