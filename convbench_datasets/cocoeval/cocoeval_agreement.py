@@ -23,7 +23,7 @@ debate together (they share context). One-sided bootstrap p-values: ``p_values["
 ``p_values["difference"]``, the share whose difference is at most 0 (H1: the judge agrees with the
 annotators more than a held-out annotator does; a value near 1 says it agrees less).
 
-Example (3 annotators, 4 continuations; hand-checked in tests/scoring/test_cocoeval_agreement.py):
+Example (3 annotators, 4 continuations; hand-checked in tests/cocoeval/test_cocoeval_agreement.py):
     >>> out = judge_agreement([[1, 2, 3, 4], [1, 3, 2, 4], [2, 1, 3, 4]], [1, 2, 3, 4], n_bootstrap=0)
     >>> round(out["humans"], 4), round(out["judge"], 4), out["judge_vs_mean"]
     (0.755, 0.9658, 1.0)

@@ -1,7 +1,7 @@
 """Reading a model's answer to NICO's identify-unnatural task: the dialogue sentences it names.
 
 The rules are convbench's (the paper gives none); metrics/unnatural_sentence_prf/README.md states them
-and the phrase lists live in ``answer_phrases``. tests/scoring/test_identify_answer_set.py holds them to
+and the phrase lists live in ``answer_phrases``. tests/nico/test_identify_answer_set.py holds them to
 a careful reading of 1,160 varied answers. First, an answer that is JSON (in a code fence or not) is read
 as the strings it lists, never its keys (``{"unnatural_sentences": [...]}``; an empty list says "none").
 Then, line by line:

@@ -63,7 +63,7 @@ __all__ = ["MAX_ANSWER_LINES", "MAX_FUZZY_SENTENCES", "MAX_LINE_CHARS", "MAX_SEN
 
 METRIC = "unnatural_sentence_prf"
 # Each answer line is read against every gold and dialogue sentence, and fuzzy matching compares every
-# predicted sentence with every gold one: these bound the pairs per row (tests/scoring/test_unnatural_prf.py
+# predicted sentence with every gold one: these bound the pairs per row (tests/nico/test_unnatural_prf.py
 # reads a row at the limits).
 MAX_SENTENCES = MAX_FUZZY_SENTENCES = 200  # distinct gold sentences, dialogue turns, fuzzy predictions
 MAX_ANSWER_LINES = 200  # distinct non-blank lines of one answer

@@ -135,7 +135,7 @@ def test_bertscore_is_convbench_s_over_the_epoch(nico_built: Path, tmp_path: Pat
                    bertscore_layer=2, progress=False)
     assert 0 < run.results["bertscore_f1"] < 100
     assert reported(log)["bertscore_f1"] == run.results["bertscore_f1"]
-    assert reported(log)["bertscore_f1_stderr"] > 0  # its bootstrap over the pairs' own F1 (tests/scoring)
+    assert reported(log)["bertscore_f1_stderr"] > 0  # its bootstrap over the pairs' own F1 (tests/scoring/test_bootstrap_stderr.py)
     assert import_inspect_log(log, tmp_path / "imported").results["bertscore_f1"] == run.results["bertscore_f1"]
 
 

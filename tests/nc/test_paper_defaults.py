@@ -26,8 +26,8 @@ from convbench_datasets.nc.run import BENCHMARK, JUDGE_MAX_NEW_TOKENS, NCPlan
 from convbench_datasets.runs.api import run_nc
 from convbench_datasets.engine.backends import GenerationParams
 from convbench_datasets.nc.ncbench_action import score_actions
-from tests.scoring.test_ncbench_action import _released_acceptable
-from tests.scoring.test_released_rule import oracle
+from tests.nc.test_ncbench_action import _released_acceptable
+from tests.nc.test_released_rule import oracle
 from tests.support.scripted import ScriptedBackend, pick
 
 SETUP = paper_results().setup
@@ -109,7 +109,7 @@ JUDGE_ANSWERS = ["Answer", "answer", "Repeat", "Partial Repeat", "Paraphrase", "
 
 def test_a_default_run_scores_as_the_released_aggregator_with_the_papers_labels(nc_built: Path, tmp_path: Path) -> None:
     # The same scripted answers, all 720 rows: the default run's pass/fail per row and per task is the
-    # aggregator's rule (the independent oracle of tests/scoring/test_released_rule.py) with the paper's
+    # aggregator's rule (the independent oracle of tests/nc/test_released_rule.py) with the paper's
     # labels. Before, the lenient default scored such answers several points above the released pipeline.
     judge = ScriptedBackend(lambda messages: pick(messages[-1]["content"], JUDGE_ANSWERS), "judge")
     run = run_nc(model="baseline:repeat", judge=judge, out=tmp_path / "run", dataset=nc_built,

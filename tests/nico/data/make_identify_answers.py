@@ -9,7 +9,7 @@ and bulleted lists, quotes, speaker labels, Markdown, JSON, English, preambles, 
 "none" in many wordings (the prompt's own among them), refusals, whole turns around an unnatural
 clause, copies with a small edit, two sentences on one line.
 
-The careful reading, which tests/scoring/test_identify_answer_set.py scores on its own and compares
+The careful reading, which tests/nico/test_identify_answer_set.py scores on its own and compares
 with convbench's:
 - a named span is one prediction; the same span named twice is one; an "other" sentence is a
   prediction that matches nothing;
@@ -20,7 +20,7 @@ with convbench's:
 - "none" (in any wording, or an empty JSON list) and a blank answer are the empty set; a refusal
   ("I can't tell") and an answer that stops after its preamble are no answer: P = R = 0.
 
-Run: python tests/scoring/data/make_identify_answers.py [OUT] (deterministic; default OUT: the committed file).
+Run: python tests/nico/data/make_identify_answers.py [OUT] (deterministic; default OUT: the committed file).
 """
 
 from __future__ import annotations

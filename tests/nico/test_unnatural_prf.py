@@ -527,7 +527,7 @@ def test_patterns_are_linear_even_on_uncollapsed_whitespace() -> None:
         assert not list(ua._QUOTED_SPAN.finditer("“" * 199_999))
 
 
-# --- issue #21: how a careful person reads six kinds of answer that were misread (tests/scoring/
+# --- issue #21: how a careful person reads six kinds of answer that were misread (tests/nico/
 # test_identify_answer_set.py holds the reader to that reading on 1,160 answers). The dialogue is sample-01's.
 TURNS = ["老板，这件外套多少钱？", "三百八，今年的新款。", "我认为此价格偏高，两百八行不行？", "两百八太少了，最少三百二。"]
 CLAUSE = "我认为此价格偏高，"  # the gold sentence: a clause of turn 2

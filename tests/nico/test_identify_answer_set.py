@@ -100,7 +100,7 @@ def test_the_data_file_is_what_the_script_writes(tmp_path: Path) -> None:
     subprocess.run([sys.executable, str(DATA / "make_identify_answers.py"), str(tmp_path / "answers.jsonl")],
                    check=True, capture_output=True)
     assert (tmp_path / "answers.jsonl").read_bytes() == ANSWERS.read_bytes(), (
-        "identify_answers.jsonl is out of date: rerun tests/scoring/data/make_identify_answers.py")
+        "identify_answers.jsonl is out of date: rerun tests/nico/data/make_identify_answers.py")
 
 
 def test_corpus_scores_within_one_point_of_the_careful_reading(scored: Any) -> None:
