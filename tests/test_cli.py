@@ -89,7 +89,7 @@ def test_full_help_of_every_command_is_sane(path: tuple[str, ...], parser: argpa
 
 
 def test_help_shows_percent_agreement_as_written(capsys: pytest.CaptureFixture[str]) -> None:
-    # the agreement command's summary, as written in cli.py; argparse read its "% a" as a format before
+    # the agreement command's summary, as written in cli/results.py; argparse read its "% a" as a format before
     for argv in (["--help"], ["agreement", "--help"]):
         with pytest.raises(SystemExit):
             main(argv)
