@@ -26,11 +26,15 @@ class BuildSummary:
     name: str
     path: Path
     rows: dict[str, dict[str, int]]
+    departures: tuple[str, ...] = ()  # how the build departs from the paper's; a run reading it is flagged too
 
     def lines(self) -> list[str]:
         out = [f"built {self.name} into {self.path}"]
         for config, splits in self.rows.items():
             out.append(f"  {config:<20} " + "  ".join(f"{s}: {n} rows" for s, n in splits.items()))
+        if self.departures:
+            out.append("not the paper's build (runs on it are flagged; the card says the same):")
+            out += [f"  - {line}" for line in self.departures]
         return out
 
 
@@ -62,7 +66,7 @@ def build(
     from .hub import export  # imported where used: a run loads a cached build and needs no export
 
     path = export(built, out)
-    return BuildSummary(name=name, path=path, rows=built.split_rows())
+    return BuildSummary(name=name, path=path, rows=built.split_rows(), departures=tuple(built.departures))
 
 
 def cached_build(name: str, sources: Any, cache_dir: Any) -> Path:

@@ -52,6 +52,7 @@ class BuiltDataset:
     union_configs: dict[str, list[str]] = field(default_factory=dict)
     default_config: str | None = None
     extra_files: dict[str, Path] = field(default_factory=dict)
+    departures: list[str] = field(default_factory=list)  # how this build departs from the paper's (said at the end)
 
     def features_of(self, config: str) -> Any:
         for c in self.configs:

@@ -2,17 +2,20 @@
 departs from the paper's evaluation set.
 
 The paper's test split is 300 conversations, 50 from each of six sources (its Table 2; ``EVAL_PER_SOURCE``),
-with summaries written by o4-mini (its section 3.2). A build without the user's TCR files has four sources
-(200 instances), and a build without ``--summarizer`` has extractive summaries: numbers from either are not
-the paper's kind.
+with metadata and summaries written by o4-mini (its section 3.2 and appendix), and QMSum Product and
+Academic cleaned by o4-mini (its appendix). A build without the user's TCR files has four sources (200
+instances); a build without ``--summarizer``, ``--cleaner`` or ``--metadata-model`` made that part by
+rule. Each row records its routes (``summary_method``, ``cleaning_method``, ``metadata_method``), so a run
+reads them from the rows it scored; numbers from such a build are not the paper's kind.
 
 Example:
-    >>> rows = [{"source": "iq2", "summary_method": "extractive: the 5 earlier turns with the highest ..."}] * 50
+    >>> rows = [{"source": "iq2", "summary_method": "extractive: the 5 earlier turns with the highest ...",
+    ...          "cleaning_method": "rules", "metadata_method": "sources: the source's own annotations"}] * 50
     >>> facts = build_facts(rows, "iq2", "test")
-    >>> facts
-    {'config': 'iq2', 'split': 'test', 'instances': {'iq2': 50}, 'summary_methods': ['extractive']}
-    >>> build_departures(facts)
-    ['extractive summaries (--summarizer not given to `convbench build`; paper: o4-mini wrote them)']
+    >>> facts["instances"], facts["summary_methods"], facts["cleaning_methods"], facts["metadata_methods"]
+    ({'iq2': 50}, ['extractive'], [], ['sources'])
+    >>> build_departures(facts)[1]
+    "metadata from the sources' annotations (--metadata-model not given to `convbench build`; paper: o4-mini wrote it)"
 """
 
 from __future__ import annotations
@@ -22,16 +25,33 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from .instances import EVAL_PER_SOURCE
+from .model_made import CLEANED_SOURCES
 from .settings import SETTINGS
 
-PAPER_SUMMARIZER = "o4-mini"  # the paper's summaries (its section 3.2)
+PAPER_MODEL = "o4-mini"  # the paper's summaries, metadata and QMSum Product/Academic cleaning (section 3.2, appendix)
+NOT_RECORDED = "not recorded"  # a row from a build older than the column
 
 
 def build_facts(rows: Sequence[Mapping[str, Any]], config: str, split: str) -> dict[str, Any]:
-    """The instances per source and the summary methods of every row a run's config and split hold."""
+    """The instances per source and the summary, cleaning and metadata routes of every row a run's config and
+    split hold. Cleaning is listed for the sources the paper cleaned with a model only (``CLEANED_SOURCES``):
+    the others are cleaned by rules in the paper's build too."""
     counts = Counter(str(r.get("source")) for r in rows)
+    cleaned = [r for r in rows if r.get("source") in CLEANED_SOURCES]
     return {"config": config, "split": split, "instances": {s: counts[s] for s in sorted(counts, key=_order)},
-            "summary_methods": sorted({_method(str(r.get("summary_method"))) for r in rows})}
+            "summary_methods": sorted({_method(str(r.get("summary_method"))) for r in rows}),
+            "cleaning_methods": sorted({_route(r.get("cleaning_method"), "rules, then ") for r in cleaned}),
+            "metadata_methods": sorted({_route(r.get("metadata_method"), "model: ") for r in rows})}
+
+
+def _route(text: Any, model_prefix: str) -> str:
+    """A row's cleaning or metadata route without its details: ``model: <spec>``, ``rules``/``sources``, or
+    ``not recorded`` (a build older than the column)."""
+    if not isinstance(text, str):
+        return NOT_RECORDED
+    if text.startswith(model_prefix):
+        return "model: " + text[len(model_prefix):].split(" (")[0]
+    return text.split(":")[0]
 
 
 def _method(text: str) -> str:
@@ -67,9 +87,31 @@ def build_departures(build: Mapping[str, Any]) -> list[str]:
                          + f" (paper: {EVAL_PER_SOURCE} each)")
     methods = [str(m) for m in build.get("summary_methods") or [] if m != "none"]  # none: nothing to summarise
     if "extractive" in methods:
-        lines.append(f"extractive summaries (--summarizer not given to `convbench build`; paper: {PAPER_SUMMARIZER} "
+        lines.append(f"extractive summaries (--summarizer not given to `convbench build`; paper: {PAPER_MODEL} "
                      "wrote them)")
-    others = [m.partition(": ")[2] for m in methods if m.startswith("abstractive") and PAPER_SUMMARIZER not in m.lower()]
-    if others:
-        lines.append(f"summaries by {' and '.join(others)} (paper: {PAPER_SUMMARIZER})")
+    lines += _by_others("summaries", [m.partition(": ")[2] for m in methods if m.startswith("abstractive")])
+    lines += _routes(build, "cleaning_methods", "rules", "QMSum Product and Academic cleaned by rules only "
+                     f"(--cleaner not given to `convbench build`; paper: {PAPER_MODEL} cleaned them)",
+                     "QMSum Product and Academic cleaned")
+    lines += _routes(build, "metadata_methods", "sources", "metadata from the sources' annotations (--metadata-model "
+                     f"not given to `convbench build`; paper: {PAPER_MODEL} wrote it)", "metadata")
     return lines
+
+
+def _routes(build: Mapping[str, Any], key: str, by_rule: str, rule_line: str, by_model: str) -> list[str]:
+    """The departures of one recorded route (``cleaning_methods`` or ``metadata_methods``): made by rule, by
+    another model than the paper's, or not recorded by the build."""
+    if key not in build:  # a signature written before the route was recorded: nothing to judge it by
+        return []
+    routes = [str(m) for m in build[key] or []]
+    lines = [rule_line] if by_rule in routes else []
+    if NOT_RECORDED in routes:
+        lines.append(f"dataset build records no {key.split('_')[0]} route (built before convbench recorded it; "
+                     "`convbench build cocoeval` again)")
+    return lines + _by_others(by_model, [m.partition(": ")[2] for m in routes if m.startswith("model: ")])
+
+
+def _by_others(what: str, models: list[str]) -> list[str]:
+    """``<what> by <model>`` for the models that are not the paper's."""
+    others = [m for m in models if PAPER_MODEL not in m.lower()]
+    return [f"{what} by {' and '.join(others)} (paper: {PAPER_MODEL})"] if others else []

@@ -17,6 +17,7 @@ from . import schema
 from .cleaning import RULES
 from .conversations import (QMSUM_DOMAINS, SETTINGS, iq2_source, pins, qmsum_sources, read_iq2, read_qmsum, read_tcr,
                             tcr_file)
+from .build_facts import build_departures, build_facts
 from .instances import EVAL_PER_SOURCE, WINDOW, instance, select_windows
 from .model_made import CLEANED_SOURCES, abstractive_summaries, clean_transcripts, model_metadata
 from .model_stage import StageRecord, card_section
@@ -94,17 +95,28 @@ def build(sources_dir: str | os.PathLike[str] | None = None, progress: bool = Tr
     if metadata_model is not None:
         stages.append(model_metadata(rows, [c["turns"][:s] for _, c, s in windows], metadata_model,
                                      metadata_model_options or {}, cache, progress, **stage_policy))
+    departures = build_departures(build_facts([r for c in configs for r in c.splits["test"]], ALL, "test"))
     return BuiltDataset(
         name=NAME,
         features=schema.features(),
         configs=configs,
         card_template=bundled_dir("cards") / NAME / "README.md",
         card_fields={**_card_fields(configs, counts, {s: len(conversations[s]) for s in TCR_SOURCES if s in conversations}),
-                     "model_stages": card_section(stages)},
+                     "model_stages": card_section(stages), "departures": _departures_section(departures)},
         union_configs={ALL: [c.name for c in configs]},
         default_config=ALL,
         extra_files={"LICENSE.md": bundled_dir("cards") / NAME / "LICENSE.md"},  # the card's license_link
+        departures=departures,
     )
+
+
+def _departures_section(departures: list[str]) -> str:
+    """The card's statement of how this build departs from the paper's evaluation set (the same lines a run
+    on it is flagged with, from :func:`.build_facts.build_departures`)."""
+    if not departures:
+        return "This build is made the paper's way: six sources, 50 test instances each, every model-made stage by o4-mini."
+    return "This build departs from the paper's (numbers from it are flagged by `convbench report`):\n\n" + "\n".join(
+        f"- {line}" for line in departures)
 
 
 def _tcr_files(folder: Path) -> dict[str, Path]:

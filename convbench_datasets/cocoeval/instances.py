@@ -28,6 +28,8 @@ EVAL_PER_SOURCE = 50
 WINDOW_SEED = 0
 SUMMARY_SENTENCES = 5
 SUMMARY_METHOD = f"extractive: the {SUMMARY_SENTENCES} earlier turns with the highest mean word frequency, in order"
+CLEANING_METHOD = "rules"  # the rule-made routes a build records per row (its model-made stages replace them)
+METADATA_METHOD = "sources: the source's own annotations"
 ABSTRACTIVE_MAX_TURNS = 200  # an abstractive summary reads at most this many turns before the history
 _WORDS = re.compile(r"[a-z']+")
 _STOP = frozenset(
@@ -106,6 +108,8 @@ def instance(conversation: dict[str, Any], start: int) -> dict[str, Any]:
         "metadata": {"setting": conversation["setting"], "participants": conversation["roles"], "goals": goals},
         "summary": extractive_summary(earlier),
         "summary_method": SUMMARY_METHOD if earlier else "none: the history window opens the conversation",
+        "cleaning_method": conversation.get("cleaning_method", CLEANING_METHOD),
+        "metadata_method": METADATA_METHOD,
         "history": [{"speaker": t["speaker"], "utterance": t["utterance"]} for t in history],
         "reference": [{"speaker": t["speaker"], "utterance": t["utterance"]} for t in reference],
     }

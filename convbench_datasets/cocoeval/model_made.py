@@ -29,7 +29,7 @@ from collections.abc import Collection, Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 from ..engine.error_rate import DEFAULT_MAX_ERROR_RATE
-from .instances import ABSTRACTIVE_MAX_TURNS
+from .instances import ABSTRACTIVE_MAX_TURNS, CLEANING_METHOD
 from .model_stage import StageRecord, run_stage
 from .simulation import _json_object, _lines, speakers
 
@@ -63,13 +63,19 @@ def clean_transcripts(conversations: Sequence[dict[str, Any]], model: str | Back
                                 what="cleaned text", max_new_tokens=CLEAN_MAX_NEW_TOKENS, cache=cache, progress=progress,
                                 retry_errors=retry_errors, max_error_rate=max_error_rate)
     rewritten = kept = 0
+    kept_in: dict[int, int] = {}  # per conversation, the turns whose piece the model did not clean
     for (conversation, k, turns), texts in zip(pieces, cleaned):
         if texts is None:
             kept += len(turns)
+            kept_in[id(conversation)] = kept_in.get(id(conversation), 0) + len(turns)
             continue
         for j, (turn, text) in enumerate(zip(turns, texts)):
             rewritten += text != turn["utterance"]
             conversation["turns"][k + j] = {**turn, "utterance": text}
+    for conversation in conversations:  # each row records it (its cleaning_method column)
+        left = kept_in.get(id(conversation), 0)
+        conversation["cleaning_method"] = f"{CLEANING_METHOD}, then {record.spec}" + (
+            f" ({left} of {len(conversation['turns'])} turns kept rule-cleaned)" if left else "")
     total = sum(len(turns) for _, _, turns in pieces)
     record.notes = (f"{rewritten} of {total} turns of {len(conversations)} meetings ({', '.join(CLEANED_SOURCES)}) "
                     f"rewritten, {kept} kept rule-cleaned; at most {CLEAN_TURNS_PER_CALL} turns per prompt"
@@ -148,6 +154,7 @@ def model_metadata(rows: Sequence[dict[str, Any]], before: Sequence[Sequence[Map
     for row, metadata in zip(rows, found):
         if metadata is not None:
             row["metadata"] = metadata
+            row["metadata_method"] = f"model: {record.spec}"
     made = sum(m is not None for m in found)
     record.notes = (f"{made} of {len(rows)} rows' metadata written, {len(rows) - made} kept rule-made; "
                     f"read the last {METADATA_MAX_TURNS} turns at most, up to the end of the history")

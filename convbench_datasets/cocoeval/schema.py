@@ -12,6 +12,8 @@ COLUMNS: dict[str, str] = {
     "metadata": "setting, participants (IQ2: with their side) and goals (QMSum topics discussed up to the history's end; IQ2: the motion)",
     "summary": "what was said before the history window, never after it",
     "summary_method": "how the summary was made (extractive by default; a model spec when abstractive)",
+    "cleaning_method": "how the transcript's text was cleaned (rules; QMSum Product and Academic: then a model with --cleaner)",
+    "metadata_method": "how the metadata was made (from the source's annotations by default; a model spec with --metadata-model)",
     "history": "the 30 turns before the continuation (speaker, utterance)",
     "reference": "the 30 turns the people actually said next",
 }
@@ -33,7 +35,8 @@ def features() -> Any:
     return Features({
         "id": text, "source": ClassLabel(names=list(SETTINGS)), "conversation_id": text, "start_turn": Value("int32"),
         "metadata": {"setting": text, "participants": List(text), "goals": List(text)},
-        "summary": text, "summary_method": text, "history": turns, "reference": turns,
+        "summary": text, "summary_method": text, "cleaning_method": text, "metadata_method": text,
+        "history": turns, "reference": turns,
     })
 
 

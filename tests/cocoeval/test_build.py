@@ -100,6 +100,9 @@ def test_metadata(cocoeval_built: Path) -> None:
     debate = _load(cocoeval_built, "iq2")[0]
     assert debate["metadata"]["goals"][0].startswith("Debate the motion: ")
     assert any(p.endswith("(for the motion)") for p in debate["metadata"]["participants"])
+    # no model-made stage in this build: each row says its text was cleaned by rules, its metadata from the source
+    assert (product["cleaning_method"], product["metadata_method"]) == ("rules", "sources: the source's own annotations")
+    assert (debate["cleaning_method"], debate["metadata_method"]) == ("rules", "sources: the source's own annotations")
 
 
 @pytest.mark.slow
@@ -147,3 +150,26 @@ def test_zip_reading_is_bounded_and_checked(tmp_path: Path) -> None:
     with pytest.raises(DataFormatError, match="cannot read data.json"):
         _zip_member(tmp_path / "bad.zip", "data.json", 10_000)
     assert not (tmp_path / "evil.json").exists() and not (tmp_path.parent / "evil.json").exists()
+
+
+MIRROR_BUILD_DEPARTS = [  # by hand: the mirror has QMSum's three sources and IQ2 (no TCR files), no model stage
+    "dataset built without sim, ncpc (200 instances; paper: 300, 50 per source); `convbench build cocoeval "
+    "--data-dir` with the TCR files adds SIM and NCPC",
+    "extractive summaries (--summarizer not given to `convbench build`; paper: o4-mini wrote them)",
+    "QMSum Product and Academic cleaned by rules only (--cleaner not given to `convbench build`; paper: o4-mini "
+    "cleaned them)",
+    "metadata from the sources' annotations (--metadata-model not given to `convbench build`; paper: o4-mini wrote it)",
+]
+
+
+def test_the_build_says_how_it_departs_from_the_papers(cocoeval_built: Path) -> None:
+    from convbench_datasets.building import BuildSummary
+
+    card = (cocoeval_built / "README.md").read_text(encoding="utf-8")
+    section = card.split("### How this build departs from the paper's\n\n", 1)[1].split("\n\n## ", 1)[0]
+    assert section.splitlines()[2:] == [f"- {line}" for line in MIRROR_BUILD_DEPARTS]
+    # the end of `convbench build`'s output says the same
+    summary = BuildSummary("cocoeval", cocoeval_built, {"all": {"test": 200}}, tuple(MIRROR_BUILD_DEPARTS))
+    assert summary.lines()[2:] == ["not the paper's build (runs on it are flagged; the card says the same):",
+                                   *(f"  - {line}" for line in MIRROR_BUILD_DEPARTS)]
+    assert BuildSummary("nc", cocoeval_built, {"all": {"test": 1}}).lines()[-1].startswith("  all ")

@@ -338,6 +338,7 @@ def test_build_with_every_model_made_stage(qmsum_iq2_sources: Path, tmp_path: Pa
     expected: dict[str, list[str]] = {}
     pieces = repaired = 0
     stubborn: list[str] = []
+    kept_turns: dict[str, tuple[int, int]] = {}  # the stubborn piece's meeting: (its turns, the meeting's turns)
     for source in ("qmsum_product", "qmsum_academic"):
         cuts: dict[str, set[int]] = {}
         for row in cleaned_rows[source]:
@@ -350,6 +351,7 @@ def test_build_with_every_model_made_stage(qmsum_iq2_sources: Path, tmp_path: Pa
                 lines = "\n".join(said)
                 pieces += 1
                 if "I'm not good at golf." in lines:
+                    kept_turns[meeting["id"]] = (len(said), len(meeting["turns"]))
                     stubborn.append(f"{source} meeting {meeting['id']} turns {k + 1}-{k + len(said)} "
                                     f"(expected {len(said)} lines, one per turn, got {len(said) - 1})")
                 repaired += "button" in lines and "I'm not good at golf." not in lines
@@ -377,6 +379,16 @@ def test_build_with_every_model_made_stage(qmsum_iq2_sources: Path, tmp_path: Pa
         assert row["metadata"]["participants"][: len(names)] == [f"{n} (role {k})" for k, n in enumerate(names)]
         assert row["metadata"]["goals"] == [f"agree among {len(row['metadata']['participants'])}"]
     assert any(r["summary_method"].startswith("abstractive: stub:summarizer, from the last ") for r in committee)
+    # each row records its routes: the cleaner on the two QMSum sources it cleans (the stubborn piece's meeting
+    # says how many of its turns stayed rule-cleaned), rules elsewhere; the model's metadata on every row
+    (stubborn_meeting, (kept, of)), = kept_turns.items()
+    for row in all_rows:
+        if row["id"].split("/")[0] in ("qmsum_product", "qmsum_academic"):  # source is a class id here
+            assert row["cleaning_method"] == "rules, then stub:cleaner" + (
+                f" ({kept} of {of} turns kept rule-cleaned)" if row["conversation_id"] == stubborn_meeting else ""), row["id"]
+        else:
+            assert row["cleaning_method"] == "rules", row["id"]
+        assert row["metadata_method"] == "model: stub:describer", row["id"]
     card = (first / "README.md").read_text(encoding="utf-8")
     total_rows = len(all_rows)
     assert re.search(rf"\| cleaner \| `stub:cleaner` \| .* \| {pieces} \| {repaired} \| 1 \|", card)

@@ -61,13 +61,19 @@ def test_cocoeval_param_and_a_four_source_build_are_flagged(tmp_path: Path, coco
         plain = _run("cocoeval", tmp_path / "plain", url, tmp_path / "c.sqlite", cocoeval_built)
         hot = _run("cocoeval", tmp_path / "hot", url, tmp_path / "c.sqlite", cocoeval_built,
                    "--param", "temperature=0.7")
-    # the mirror's build: QMSum's three sources and IQ2, 50 test instances each, extractive summaries
+    # the mirror's build: QMSum's three sources and IQ2, 50 test instances each, extractive summaries, rule-made
+    # cleaning and metadata (no model-made stage)
     assert plain["dataset_build"] == {"config": "all", "split": "test", "summary_methods": ["extractive", "none"],
                                       "instances": {"qmsum_product": 50, "qmsum_academic": 50, "qmsum_committee": 50,
-                                                    "iq2": 50}}
+                                                    "iq2": 50},
+                                      "cleaning_methods": ["rules"], "metadata_methods": ["sources"]}
     build = ["dataset built without sim, ncpc (200 instances; paper: 300, 50 per source); `convbench build "
              "cocoeval --data-dir` with the TCR files adds SIM and NCPC",
-             "extractive summaries (--summarizer not given to `convbench build`; paper: o4-mini wrote them)"]
+             "extractive summaries (--summarizer not given to `convbench build`; paper: o4-mini wrote them)",
+             "QMSum Product and Academic cleaned by rules only (--cleaner not given to `convbench build`; paper: "
+             "o4-mini cleaned them)",
+             "metadata from the sources' annotations (--metadata-model not given to `convbench build`; paper: "
+             "o4-mini wrote it)"]
     runs = load_runs([tmp_path / "plain", tmp_path / "hot"])
     assert cocoeval_paper_differences(runs[0]) == ["only the first 2 rows (--limit)", *build]
     assert cocoeval_paper_differences(runs[1]) == ["only the first 2 rows (--limit)", PARAM, *build]
