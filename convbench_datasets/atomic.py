@@ -18,6 +18,8 @@ import os
 import tempfile
 from pathlib import Path
 
+from .errors import ConvbenchError
+
 
 def umask() -> int:
     """This process's umask (read once: setting it to read it is not safe while other threads create files)."""
@@ -39,9 +41,23 @@ def temporary_beside(path: Path, suffix: str = ".tmp", tag: str = "") -> tuple[i
     return fd, Path(name)
 
 
+class LinkRefused(ConvbenchError):
+    """A path to write is a symbolic link: convbench never writes through one, nor replaces one by a file."""
+
+
+def refuse_link(path: str | os.PathLike[str], flag: str = "--out") -> None:
+    """Raise :class:`LinkRefused` when ``path`` is a symbolic link (dangling or not): the folder rule holds for
+    every writer, links included, so a link a user made is neither followed nor replaced."""
+    if os.path.islink(path):
+        raise LinkRefused(f"{path} is a symbolic link; convbench never writes through one, nor replaces one: give "
+                          f"{flag} a path that is not a link")
+
+
 def write_atomic(path: str | os.PathLike[str], data: str | bytes) -> None:
-    """Write ``data`` (text as UTF-8) to ``path`` via a temporary file and a rename."""
+    """Write ``data`` (text as UTF-8) to ``path`` via a temporary file and a rename; a ``path`` that is a
+    symbolic link is refused (:func:`refuse_link`), never replaced by the file."""
     path = Path(path)
+    refuse_link(path)
     fd, tmp = temporary_beside(path)
     try:
         with os.fdopen(fd, "wb") as handle:

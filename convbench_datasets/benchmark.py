@@ -112,6 +112,24 @@ class Benchmark(Protocol):
     def build_departures(self, build: Mapping[str, Any]) -> list[str]:
         """How the dataset build a run read (its signature's ``dataset_build``) departs from the paper's."""
 
+    def unread(self, results: dict[str, Any]) -> list[Unread]:
+        """Per judge, how many of its answers could not be read, of how many (``convbench run``, ``merge`` and
+        ``score`` fail above ``--max-unparsed-rate``; see :mod:`convbench_datasets.runs.run_checks`)."""
+
+    def unmeasured(self, results: dict[str, Any]) -> str | None:
+        """Why the run measured nothing (no row could be scored), or None: such a run exits non-zero."""
+
+
+@dataclass(frozen=True)
+class Unread:
+    """``count`` of ``total`` ``what`` (a benchmark's judge answers, say) could not be read; ``spec``: the judge
+    that gave them (a ``baseline:`` judge is no model: its answers are what it is for, never held to a limit)."""
+
+    count: int
+    total: int
+    what: str
+    spec: str | None = None
+
 
 class BenchmarkBase:
     """The :class:`Benchmark` contract's defaults, so that a benchmark writes only what is its own: its name and
@@ -176,6 +194,12 @@ class BenchmarkBase:
 
     def build_departures(self, build: Mapping[str, Any]) -> list[str]:
         return []
+
+    def unread(self, results: dict[str, Any]) -> list[Unread]:
+        return []  # no judge answers to read
+
+    def unmeasured(self, results: dict[str, Any]) -> str | None:
+        return None
 
 
 def make_plan(cls: type[Any], settings: Mapping[str, Any], title: str) -> Any:

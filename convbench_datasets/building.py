@@ -15,6 +15,7 @@ from typing import Any
 from . import registry
 from ._resources import bundled_dir
 from ._version import __version__
+from .atomic import refuse_link
 from .out_folder import replaceable_entries
 from .cache_dir import default_cache_dir
 
@@ -58,6 +59,7 @@ def build(
         options: builder-specific options (cocoeval: ``summarizer``, ``cleaner``, ``metadata_model``, each a
             model spec or Backend with its ``*_options``, and ``cache``, the response cache file).
     """
+    refuse_link(out)  # a dangling link would be written through: refused, as every writer refuses links
     replaceable_entries(Path(out).resolve())  # refuse a wrong --out before downloading; export checks again
     kwargs: dict[str, Any] = {"sources_dir": sources, "progress": progress, **options}
     if data_dir is not None:

@@ -5,10 +5,14 @@ download code."""
 
 from __future__ import annotations
 
+import hashlib
+import json
 import os
 import re
 import threading
+import warnings
 from pathlib import Path
+from typing import Any
 
 CACHE_ENV = "CONVBENCH_CACHE"
 # the derived caches (kept rows, parsed YAML): folders of the cache dir whose entries are named by a sha256;
@@ -57,3 +61,48 @@ def write_entry(entry: Path, text: str) -> None:
             scratch.unlink(missing_ok=True)
         except OSError:
             pass
+
+
+_MISSING = object()
+
+
+def read_checked(entry: Path) -> Any:
+    """The value a derived entry holds (written by :func:`write_checked`), or :data:`NOT_KEPT` when there is
+    none. An entry whose value does not match its own digest (damaged on disk, cut short, edited) is ignored,
+    with a warning saying so: the caller derives the value again and writes the entry anew."""
+    try:
+        text = entry.read_text(encoding="utf-8")
+    except (OSError, ValueError):  # ValueError: bytes that are not UTF-8
+        return NOT_KEPT if not entry.exists() else _damaged(entry)
+    try:
+        kept = json.loads(text)
+    except ValueError:
+        return _damaged(entry)
+    value = kept.get("value", _MISSING) if isinstance(kept, dict) else _MISSING
+    if value is _MISSING or kept.get("sha256") != _digest(value):
+        return _damaged(entry)
+    return value
+
+
+def write_checked(entry: Path, value: Any) -> None:
+    """Keep ``value`` (JSON) in the derived entry with its digest, so a damaged entry is told from a kept one."""
+    write_entry(entry, json.dumps({"sha256": _digest(value), "value": value}, ensure_ascii=False, allow_nan=True))
+
+
+class _NotKept:
+    def __repr__(self) -> str:
+        return "NOT_KEPT"
+
+
+NOT_KEPT: Any = _NotKept()  # read_checked's answer when nothing is kept
+
+
+def _digest(value: Any) -> str:
+    return hashlib.sha256(json.dumps(value, sort_keys=True, ensure_ascii=False, allow_nan=True)
+                          .encode("utf-8", "surrogatepass")).hexdigest()
+
+
+def _damaged(entry: Path) -> Any:
+    warnings.warn(f"convbench cache: {entry} was damaged; ignored, and written again (it is derived: nothing is "
+                  "lost)", stacklevel=3)
+    return NOT_KEPT

@@ -35,6 +35,7 @@ from typing import Any
 from ._version import __version__
 from .errors import ConvbenchError
 from .hub import GENERATED_MARK, _split_front_matter
+from .out_folder import make_staging
 
 NAMESPACE = "convbench"
 MARKER = ".convbench-install.json"
@@ -93,7 +94,8 @@ def install_dataset(folder: str | os.PathLike[str], name: str, *, force: bool = 
                              "downloaded from the Hub?); it is left alone: pass --force to install beside it")
     digest = _folder_digest(source)
     root.parent.mkdir(parents=True, exist_ok=True)
-    staging = Path(tempfile.mkdtemp(prefix=".convbench-install-", dir=root.parent))
+    # named by host and process, so the next install removes one a killed install left (out_folder.make_staging)
+    staging = make_staging(root)
     try:
         rows = {config: _prepare(source, name, config, staging / config, digest, progress) for config in configs}
         targets = {}

@@ -28,6 +28,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
+from .atomic import refuse_link
 from ._version import __version__
 from .errors import BuildError
 from .processes import HOST, pid_alive
@@ -49,6 +50,7 @@ def staged(out: str | os.PathLike[str], name: str, kind: str = "build") -> Itera
     in. If the block fails, ``out`` is as it was and the staging folder is removed. Nothing is written
     through a symbolic link: the new files are created in the fresh staging folder and moved in whole.
     """
+    refuse_link(out)  # a link (dangling or not) is never written through, nor replaced
     target = Path(out).resolve()
     replaced = replaceable_entries(target, kind)
     target.parent.mkdir(parents=True, exist_ok=True)

@@ -7,8 +7,9 @@ scanner's and resolver's regular expressions at import), and parsing with it is 
 parsed under ``$CONVBENCH_CACHE/yaml/``, keyed on the text itself (sha256): a table or card edited is
 parsed again (an anchor's aliases come back as equal copies, not one shared object; no table relies on
 sharing). Data is kept only when JSON gives it back as it was (strings, numbers, lists, dicts with
-string keys, None; a date or an integer key is not kept and is parsed again each time). An entry that
-cannot be read is ignored and written again; one that cannot be written (a read-only cache) is skipped.
+string keys, None; a date or an integer key is not kept and is parsed again each time). An entry holds its
+data's digest: one that cannot be read, or whose data does not match it (damaged), is ignored with a warning
+and written again; one that cannot be written (a read-only cache) is skipped.
 The same reasoning, for a build's rows, is :mod:`.row_cache`'s.
 
 Example:
@@ -23,9 +24,9 @@ import json
 from pathlib import Path
 from typing import Any
 
-from .cache_dir import default_cache_dir, write_entry
+from .cache_dir import NOT_KEPT, default_cache_dir, read_checked, write_checked
 
-VERSION = 1  # of the entries' layout (part of each key)
+VERSION = 2  # of the entries' layout (part of each key; 2: with the data's digest)
 
 
 class InvalidYAML(ValueError):
@@ -41,10 +42,9 @@ def parse(text: str, *, keep: bool = True) -> Any:
     """
     entry = _entry(text) if keep else None
     if entry is not None:  # keep=False: the cache is neither read nor written
-        try:
-            return json.loads(entry.read_text(encoding="utf-8"))["data"]
-        except (OSError, ValueError, KeyError, TypeError):
-            pass  # not kept yet, or unreadable: parsed (and kept) again
+        kept = read_checked(entry)
+        if kept is not NOT_KEPT:  # else not kept yet, or damaged: parsed (and kept) again
+            return kept
     data = _parse_with_pyyaml(text)
     if entry is not None:
         _keep(entry, data)
@@ -75,12 +75,12 @@ def _entry(text: str) -> Path:
 
 def _keep(entry: Path, data: Any) -> None:
     try:
-        kept = json.dumps({"data": data}, ensure_ascii=False, allow_nan=False)
+        kept = json.dumps(data, ensure_ascii=False, allow_nan=False)
     except (TypeError, ValueError):
         return  # a date, NaN...: not JSON
-    back = json.loads(kept)["data"]
+    back = json.loads(kept)
     if back == data and _types(back) == _types(data):  # else an integer key, say: JSON would not give it back
-        write_entry(entry, kept)
+        write_checked(entry, data)
 
 
 def _types(data: Any) -> Any:

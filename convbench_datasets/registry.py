@@ -122,7 +122,20 @@ class BenchmarkInfo:
 def builder(name: str) -> ModuleType:
     if name not in BUILDERS:
         raise BuildError(f"unknown benchmark {name!r}; available: {', '.join(BUILDERS)}")
-    return importlib.import_module(BUILDERS[name])
+    return _import(name, BUILDERS[name])
+
+
+def _import(name: str, module: str) -> ModuleType:
+    """Benchmark ``name``'s ``module``; a plugin whose import raises is one line naming it (:class:`BuildError`),
+    never a traceback (convbench's own modules raise as they are: a failure there is convbench's bug)."""
+    if name in BENCHMARKS:
+        return importlib.import_module(module)
+    try:
+        return importlib.import_module(module)
+    except Exception as err:  # noqa: BLE001 (a plugin's import may raise anything)
+        package = _registered_once().get(name, module)
+        raise BuildError(f"benchmark {name!r} (entry point of group {ENTRY_POINTS!r}, package {package!r}) cannot be "
+                         f"loaded: {type(err).__name__}: {err}") from err
 
 
 def builder_file(name: str) -> str:
@@ -142,7 +155,29 @@ def builder_file(name: str) -> str:
 
 
 def benchmarks() -> list[BenchmarkInfo]:
-    return [builder(name).info() for name in BUILDERS]
+    """Every registered benchmark's info; a plugin that cannot be imported is left out with a warning (once)."""
+    infos = []
+    for name in BUILDERS:
+        try:
+            infos.append(builder(name).info())
+        except Exception as err:  # noqa: BLE001 (a plugin's import may raise anything; convbench's own re-raise)
+            _left_out(name, err)
+    return infos
+
+
+_WARNED: set[str] = set()
+
+
+def _left_out(name: str, error: Exception) -> None:
+    """A listing goes on without plugin ``name``, which could not be loaded (``error``): warned once per process.
+    A benchmark of convbench's own that fails is a bug in convbench: raised."""
+    if name in BENCHMARKS:
+        raise error
+    if name not in _WARNED:
+        _WARNED.add(name)
+        import warnings
+
+        warnings.warn(f"{error}; left out", stacklevel=3)
 
 
 # name -> module holding the benchmark's run object (``BENCHMARK``, a convbench_datasets.benchmark.Benchmark)
@@ -162,9 +197,16 @@ def get_benchmark(name: str) -> Benchmark:
 
     if name not in RUNS:
         raise ConvbenchError(f"unknown benchmark {name!r}; available: {', '.join(RUNS)}")
-    return importlib.import_module(RUNS[name]).BENCHMARK  # type: ignore[no-any-return]
+    return _import(name, RUNS[name]).BENCHMARK  # type: ignore[no-any-return]
 
 
 def run_benchmarks() -> list[Benchmark]:
-    """Every benchmark that ``convbench run`` can run, in the registry's order."""
-    return [get_benchmark(name) for name in RUNS]
+    """Every benchmark that ``convbench run`` can run, in the registry's order; a plugin that cannot be loaded
+    is left out with a warning (once), so that one broken package never stops the others."""
+    found = []
+    for name in RUNS:
+        try:
+            found.append(get_benchmark(name))
+        except Exception as err:  # noqa: BLE001 (as in benchmarks())
+            _left_out(name, err)
+    return found

@@ -5,8 +5,9 @@ work; a run reads the same build again and again. So :func:`~.built_rows.read_ro
 class labels already named, under ``$CONVBENCH_CACHE/rows/``, keyed on the card's and every data file's
 path and content (sha256): a file rebuilt, edited or replaced is read from parquet again.
 Rows are kept only when JSON gives them back as they were (ints, floats, strings, lists, dicts, None):
-anything else (bytes, a timestamp) is simply not kept. A cache entry that cannot be read is ignored and
-written again; one that cannot be written (a read-only cache) is skipped.
+anything else (bytes, a timestamp) is simply not kept. An entry holds its rows' digest: one that cannot be
+read, or whose rows do not match it (damaged), is ignored with a warning and written again, never taken for
+the build's data; one that cannot be written (a read-only cache) is skipped.
 """
 
 from __future__ import annotations
@@ -16,9 +17,9 @@ import json
 from pathlib import Path
 from typing import Any
 
-from .cache_dir import default_cache_dir, write_entry
+from .cache_dir import NOT_KEPT, default_cache_dir, read_checked, write_checked
 
-VERSION = 1  # of the entries' layout
+VERSION = 2  # of the entries' layout (2: with the rows' digest)
 
 
 def _key(card: Path, files: list[Path]) -> str | None:
@@ -45,11 +46,8 @@ def read(card: Path, files: list[Path]) -> list[list[dict[str, Any]]] | None:
     entry = _entry(card, files)
     if entry is None:
         return None
-    try:
-        kept = json.loads(entry.read_text(encoding="utf-8"))
-    except (OSError, ValueError):
-        return None
-    if not isinstance(kept, list) or len(kept) != len(files):
+    kept = read_checked(entry)
+    if kept is NOT_KEPT or not isinstance(kept, list) or len(kept) != len(files):
         return None
     return kept
 
@@ -64,4 +62,4 @@ def write(card: Path, files: list[Path], rows: list[list[dict[str, Any]]]) -> No
     except (TypeError, ValueError):
         return
     if json.loads(text) == rows:  # else JSON would not give these rows back as they are: not kept
-        write_entry(entry, text)
+        write_checked(entry, rows)

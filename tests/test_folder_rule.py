@@ -225,3 +225,54 @@ def test_a_sweep_never_replaces_a_users_report_folder(nico_built: Path, tmp_path
         run_sweep(sweep, progress=False)
     assert (out / "report" / "report.html").read_text() == "my page"
     assert sorted(p.name for p in out.iterdir()) == ["report"]  # no cell ran
+
+
+def test_score_rewrites_results_only_in_a_run_folder_and_never_replaces_a_link(nico_run: Path, tmp_path: Path,
+                                                                              capsys: pytest.CaptureFixture[str]) -> None:
+    # reported: `convbench score DIR` rewrote results.json in a folder without the run marker, and replaced a
+    # user's link named results.json by a file
+    copy = tmp_path / "copy"
+    copy.mkdir()
+    for name in ("records.jsonl", "results.json"):
+        (copy / name).write_bytes((nico_run / name).read_bytes())
+    before = (copy / "results.json").read_bytes()
+    assert main(["score", str(copy)]) == 1
+    assert capsys.readouterr().err.strip() == (
+        f"convbench: error: {copy} is not a run folder (no {MARKER}): convbench rewrites results.json only in a folder "
+        f"a run wrote (a run folder from a convbench that wrote no marker: `touch {copy / MARKER}` adopts it)")
+    assert (copy / "results.json").read_bytes() == before
+    kept = tmp_path / "kept-results.json"
+    kept.write_bytes((nico_run / "results.json").read_bytes())
+    (nico_run / "results.json").unlink()
+    (nico_run / "results.json").symlink_to(kept)
+    assert main(["score", str(nico_run)]) == 1
+    assert "results.json is a symbolic link; convbench never writes through one, nor replaces one" in \
+        capsys.readouterr().err
+    assert (nico_run / "results.json").is_symlink() and kept.read_bytes() == before
+
+
+@pytest.mark.parametrize("command", ["build", "report", "export"])
+def test_a_dangling_out_link_is_refused_and_nothing_written_where_it_points(command: str, nico_run: Path,
+                                                                           tmp_path: Path) -> None:
+    # reported: build, report and metrics export wrote through a dangling --out symbolic link
+    if command == "report":
+        pytest.importorskip("matplotlib", reason="reports need the report extra")
+    target = tmp_path / "elsewhere"
+    link = tmp_path / "out"
+    link.symlink_to(target)  # dangling: target does not exist
+    argv = {"build": ["build", "nico", "--out", str(link)], "report": ["report", str(nico_run), "--out", str(link)],
+            "export": ["metrics", "export", "nico_generation", "--out", str(link)]}[command]
+    assert main(argv) == 1
+    assert link.is_symlink() and not os.path.lexists(target)
+
+
+def test_an_sft_export_never_replaces_a_link(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
+    from convbench_datasets.cocoeval.sft import write_sft
+
+    mine = tmp_path / "mine.jsonl"
+    mine.write_text("my data\n", encoding="utf-8")
+    link = tmp_path / "train.jsonl"
+    link.symlink_to(mine)
+    with pytest.raises(ConvbenchError, match="train.jsonl is a symbolic link; convbench never writes through one"):
+        write_sft(link, [{"messages": []}], {"turns_per_call": 1})
+    assert link.is_symlink() and mine.read_text(encoding="utf-8") == "my data\n"

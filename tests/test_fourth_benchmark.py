@@ -163,3 +163,26 @@ def test_a_registered_name_that_exists_already_is_refused(tmp_path: Path) -> Non
     listed = _convbench(site, tmp_path, "list")
     assert listed.returncode != 0
     assert "a benchmark named 'nc' exists already (convbench_datasets.nc)" in listed.stderr
+
+
+def test_a_plugin_that_cannot_be_loaded_is_left_out_with_one_warning(tmp_path: Path) -> None:
+    # reported: one broken entry point (a package whose import raises) made `convbench list` and `report` fail
+    # for the built-in benchmarks too, with a traceback
+    site = _toy_site(tmp_path / "site")
+    for module in ("builder.py", "run.py"):
+        (site / "toybench" / module).write_text("raise RuntimeError('toybench is broken')\n", encoding="utf-8")
+    listed = _convbench(site, tmp_path, "list")
+    assert listed.returncode == 0, listed.stderr
+    assert [line.split(":")[0] for line in listed.stdout.splitlines() if not line.startswith(" ")] == ["nc", "nico",
+                                                                                                     "cocoeval"]
+    said = [line for line in listed.stderr.splitlines() if "toybench is broken" in line]
+    assert len(said) == 1 and "benchmark 'toy' (entry point of group 'convbench.benchmarks', package 'toybench') " \
+        "cannot be loaded: RuntimeError: toybench is broken; left out" in said[0]
+    assert "Traceback" not in listed.stderr
+    # a command that reads every benchmark's flags (score) still works for the others
+    helped = _convbench(site, tmp_path, "score", "--help")
+    assert helped.returncode == 0 and "--rules" in helped.stdout
+    # naming the broken one is its error, one line
+    ran = _convbench(site, tmp_path, "run", "toy", "--model", "baseline:repeat", "--out", "runs/toy")
+    assert ran.returncode != 0 and "Traceback" not in ran.stderr
+    assert ran.stderr.strip().splitlines()[-1].endswith("cannot be loaded: RuntimeError: toybench is broken")

@@ -149,3 +149,20 @@ else:
     assert "There are multiple 'convbench/nico' configurations in the cache" in nameless.stderr
     named = run("dialogs")
     assert named.returncode == 0 and named.stdout == before.stdout, named.stderr
+
+
+def test_a_killed_installs_staging_folder_goes_with_the_next_install(nico_built: Path, tmp_path: Path,
+                                                                      monkeypatch: pytest.MonkeyPatch) -> None:
+    # reported: a SIGKILLed `convbench install` left its staging folder in datasets' cache for good. A staging
+    # folder names its host and process: one whose process is dead (here a pid no process has) is removed
+    from convbench_datasets.out_folder import HOST
+
+    parent = tmp_path / "hf" / "datasets"
+    dead = parent / f".convbench___nico.{HOST}.999999999.abcdefgh.staging"
+    (dead / "nico").mkdir(parents=True)
+    (dead / "nico" / "half.arrow").write_bytes(b"half written")
+    alive = parent / f".convbench___nico.{HOST}.{os.getpid()}.abcdefgh.staging"  # a running install's: kept
+    alive.mkdir()
+    assert _install_here(monkeypatch, tmp_path / "hf", "nico", "--dataset", str(nico_built)) == 0
+    assert not dead.exists() and alive.is_dir()
+    assert not [p for p in parent.iterdir() if p.name.endswith(".staging") and p != alive]  # its own is gone too

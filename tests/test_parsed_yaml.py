@@ -60,12 +60,15 @@ def test_data_json_cannot_give_back_is_not_kept(cache: Path, text: str, value: o
     assert not cache.exists() or not list(cache.glob("*.json"))
 
 
-def test_a_damaged_entry_is_parsed_again_and_rewritten(cache: Path) -> None:
+@pytest.mark.parametrize("damage", ["{not json", json.dumps({"data": None}),  # reported: the second gave a traceback
+                                    json.dumps({"sha256": "0" * 64, "value": None}), "\udcff"])
+def test_a_damaged_entry_is_parsed_again_said_and_rewritten(cache: Path, damage: str) -> None:
     parsed_yaml.parse(TEXT)
     (entry,) = cache.glob("*.json")
-    entry.write_text("{not json", encoding="utf-8")
-    assert parsed_yaml.parse(TEXT) == yaml.safe_load(TEXT)
-    assert json.loads(entry.read_text(encoding="utf-8"))["data"] == yaml.safe_load(TEXT)
+    entry.write_text(damage, encoding="utf-8", errors="surrogateescape")
+    with pytest.warns(UserWarning, match=rf"^convbench cache: {entry} was damaged; ignored, and written again"):
+        assert parsed_yaml.parse(TEXT) == yaml.safe_load(TEXT)
+    assert json.loads(entry.read_text(encoding="utf-8"))["value"] == yaml.safe_load(TEXT)
 
 
 def test_text_that_does_not_parse_is_an_error_with_pyyamls_message(cache: Path) -> None:

@@ -75,9 +75,17 @@ def test_a_cache_that_cannot_be_written_is_skipped(build: Path, tmp_path: Path, 
     assert blocked.read_text(encoding="utf-8") == "a file where the cache folder would be\n"  # untouched
 
 
-def test_a_damaged_entry_is_ignored(build: Path, tmp_path: Path) -> None:
+@pytest.mark.parametrize("damage", [
+    "{not json",
+    # reported: valid JSON of the wrong rows was taken for the build's and blamed on its parquet ("build it again",
+    # which cannot fix a cache entry); an entry whose rows do not match their digest is damaged
+    json.dumps({"sha256": "0" * 64, "value": [[{"id": "wrong"}]]}),
+    json.dumps([[{"id": "the layout before digests"}]]),
+])
+def test_a_damaged_entry_is_ignored_said_and_written_again(build: Path, tmp_path: Path, damage: str) -> None:
     rows = read_rows(build, "basic", "test")
     (entry,) = (tmp_path / "cache" / "rows").glob("*.json")
-    entry.write_text("{not json", encoding="utf-8")
-    assert read_rows(build, "basic", "test") == rows
-    assert json.loads(entry.read_text(encoding="utf-8"))[0] == rows  # written again
+    entry.write_text(damage, encoding="utf-8")
+    with pytest.warns(UserWarning, match=rf"^convbench cache: {entry} was damaged; ignored, and written again"):
+        assert read_rows(build, "basic", "test") == rows
+    assert json.loads(entry.read_text(encoding="utf-8"))["value"][0] == rows  # written again

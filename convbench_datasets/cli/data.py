@@ -173,6 +173,9 @@ def _cmd_metrics(args: argparse.Namespace) -> None:
 
         if not args.out:
             raise ConvbenchError("usage: convbench metrics export [NAME ...] --out DIR")
+        from ..atomic import refuse_link
+
+        refuse_link(args.out)  # each metric goes to DIR/NAME: a DIR that is a link would be written through
         for name in args.names or metric_names():
             print(f"exported {export_metric(name, Path(args.out) / name)}")
         return

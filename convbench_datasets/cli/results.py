@@ -11,7 +11,8 @@ from ..counts import MAX_RESAMPLES, MAX_SEED, count_flag
 from ..settings import positive as _positive
 from ..errors import ConvbenchError
 from ._parsing import _command
-from .run import _print_run
+from ..engine.error_rate import TooManyErrors
+from .run import _add_limit_flags, _limits, _print_run
 
 
 def add_agreement(commands: Any) -> None:
@@ -64,6 +65,7 @@ def add_import_inspect(commands: Any) -> None:
     imported.add_argument("log", help="an inspect log (.eval or .json) of inspect eval convbench/nc|nico|cocoeval")
     imported.add_argument("--out", required=True, help="run folder to write (missing, empty or an earlier run folder)")
     imported.add_argument("--epoch", type=_positive, default=1, help="the log's epoch that becomes the run (default 1)")
+    _add_limit_flags(imported)
 
 
 def _cmd_agreement(args: argparse.Namespace) -> None:
@@ -134,5 +136,10 @@ def _cmd_import_inspect(args: argparse.Namespace) -> None:
         raise ConvbenchError("import-inspect needs inspect_ai: pip install \"convbench[inspect]\"") from None
     from ..runs.api import import_inspect_log
 
-    result = import_inspect_log(args.log, args.out, epoch=args.epoch)
+    try:
+        result = import_inspect_log(args.log, args.out, epoch=args.epoch, **_limits(args))
+    except TooManyErrors as err:  # the folder is written: show what it holds, then fail with the count
+        if err.result is not None:
+            _print_run(err.result, rescored=True, records_written=True)
+        raise
     _print_run(result, rescored=True, records_written=True)

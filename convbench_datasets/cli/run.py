@@ -11,7 +11,6 @@ from .._console import warn
 from ..errors import ConvbenchError
 from ..registry import RUNS
 from ..engine.error_rate import TooManyErrors
-from ..runs.run_config import flag_rate as _error_rate
 from ._parsing import _command, _flag_attr
 from .roles import _add_role_options, _judge_roles, _model_role, _params
 
@@ -59,6 +58,7 @@ def add_merge(commands: Any) -> None:
                                         "one run folder, scored as `convbench score` does")
     merge.add_argument("rundirs", nargs="+", metavar="RUNDIR", help="every shard folder of the run, in any order")
     merge.add_argument("--out", required=True, help="run folder to write (missing, empty or an earlier run folder)")
+    _add_limit_flags(merge)
 
 
 def add_score(commands: Any) -> None:
@@ -81,9 +81,24 @@ def add_score(commands: Any) -> None:
     score.add_argument("--dataset", metavar="DIR", help="--from-lm-eval: the NC-Bench build lm-eval used (default: the cached build)")
     score.add_argument("--sources", metavar="DIR", help="--from-lm-eval: upstream mirror for building the dataset")
     score.add_argument("--cache", metavar="FILE", help="--from-lm-eval: response cache (default $CONVBENCH_CACHE/responses.sqlite)")
-    score.add_argument("--max-error-rate", type=_error_rate, metavar="SHARE",
-                       help="--from-lm-eval: as for `convbench run` (default 0.05, i.e. 5%%)")
+    _add_limit_flags(score)
     score.add_argument("--no-progress", action="store_true")
+
+
+def _add_limit_flags(parser: argparse.ArgumentParser) -> None:
+    """The run's limits (``--max-error-rate``, ``--max-empty-rate``, ``--max-unparsed-rate``), as `convbench run`
+    declares them: a number printed by merge or score passes the same checks."""
+    from ..runs.run_config import limit_flags
+
+    for _, flag in limit_flags():
+        parser.add_argument(flag.flag, help=flag.help.replace("%", "%%"), type=flag.type, metavar=flag.metavar,
+                            default=flag.parsed_default)
+
+
+def _limits(args: argparse.Namespace) -> dict[str, float]:
+    from ..runs.run_config import limit_flags
+
+    return {name: getattr(args, flag.flag.lstrip("-").replace("-", "_")) for name, flag in limit_flags()}
 
 
 def _run_registry(only: str | None = None) -> dict[str, Any]:
@@ -202,21 +217,30 @@ def _cmd_score(args: argparse.Namespace) -> None:
     given = [flag for flag, value in (("--judge", args.judge), ("--out", args.out), ("--judge-template", args.judge_template),
                                       ("--judge-base-url", args.judge_base_url), ("--judge-param", args.judge_param),
                                       ("--dataset", args.dataset),
-                                      ("--sources", args.sources), ("--cache", args.cache),
-                                      ("--max-error-rate", args.max_error_rate is not None)) if value]
+                                      ("--sources", args.sources), ("--cache", args.cache)) if value]
     if args.rundir is None or given:
         raise ConvbenchError("convbench score takes a run folder (RUNDIR [--rules] [--parsing]) or --from-lm-eval SAMPLES.jsonl "
                              f"--judge SPEC --out RUN{'; ' + ', '.join(given) + ' go with --from-lm-eval' if given else ''}")
     options = {option.dest: getattr(args, _flag_attr(option.flag)) for bench in _run_registry().values()
                for option in bench.rescore_options if option.given(getattr(args, _flag_attr(option.flag)))}
-    result = score_run(args.rundir, **options)
+    try:
+        result = score_run(args.rundir, **options, **_limits(args))
+    except TooManyErrors as err:  # results.json is written: show what it holds, then fail with the count
+        if err.result is not None:
+            _print_run(err.result, rescored=True)
+        raise
     _print_run(result, rescored=True)
 
 
 def _cmd_merge(args: argparse.Namespace) -> None:
     from ..runs.shards import merge_runs
 
-    result = merge_runs(args.rundirs, args.out)
+    try:
+        result = merge_runs(args.rundirs, args.out, **_limits(args))
+    except TooManyErrors as err:  # the merged folder is written: show what it holds, then fail with the count
+        if err.result is not None:
+            _print_run(err.result, rescored=True, records_written=True)
+        raise
     print(f"merged {len(args.rundirs)} shards ({len(result.records)} rows) into {result.path}")
     _print_run(result, rescored=True, records_written=True)
 
@@ -227,14 +251,13 @@ def _cmd_score_lm_eval(args: argparse.Namespace) -> None:
     if args.rundir is not None or not args.judge or not args.out:
         raise ConvbenchError("convbench score --from-lm-eval SAMPLES.jsonl needs --judge SPEC (lm-eval runs no judge; "
                              "baseline:smoke-judge for a smoke test) and --out RUN, and no run folder")
-    limit = {} if args.max_error_rate is None else {"max_error_rate": args.max_error_rate}
     try:
         result = score_lm_eval_samples(
             args.from_lm_eval, judge=args.judge[0] if len(args.judge) == 1 else args.judge, out=args.out,
             template=args.judge_template or "released", rules=args.rules or "paper", parsing=args.parsing or "exact",
             dataset=args.dataset,
             sources=args.sources, cache=args.cache, judge_options=_lm_eval_judge_options(args),
-            progress=not args.no_progress, **limit,
+            progress=not args.no_progress, **_limits(args),
         )
     except TooManyErrors as err:  # the folder is written: show what it holds, then fail with the count
         if err.result is not None:

@@ -45,7 +45,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
 from typing import Any
 
-from ..benchmark import BenchmarkBase, Executed
+from ..benchmark import BenchmarkBase, Executed, Unread
 from ..counts import MAX_NEW_TOKENS, MAX_REPAIRS, MAX_RESAMPLES, check_count, check_seed
 from ..errors import ConvbenchError
 from ..engine.backends import Backend, GenerationParams
@@ -210,8 +210,10 @@ class CoCoEvalPlan(CoCoEvalSettings):
         return build_facts(rows, self.config, self.split)
 
     def judge_params(self, session: Session) -> GenerationParams:
-        """The judge's decoding: ``judge_max_new_tokens``, else :func:`judge_token_limit` of the run's judge."""
-        return GenerationParams(max_new_tokens=self.judge_max_new_tokens or judge_token_limit(session.judge_specs[0]))
+        """The judge's decoding: ``judge_max_new_tokens``, else :func:`judge_token_limit` of the run's judge
+        (its answers are verdicts: an empty one is the row's error, never read as "no behaviour")."""
+        return GenerationParams(max_new_tokens=self.judge_max_new_tokens or judge_token_limit(session.judge_specs[0]),
+                                verdict=True)
 
     def rows(self) -> list[dict[str, Any]]:
         return read_rows(self.config, self.split, self.dataset, self.sources)
@@ -446,6 +448,19 @@ class CoCoEvalBenchmark(BenchmarkBase):
                              signature.get("n_bootstrap", 1000), signature.get("seed", 0),
                              groups if set(groups) >= set(signature.get("taxonomy") or groups) else None,
                              signature.get("bootstrap_unit", "instance"))
+
+    def unread(self, results: dict[str, Any]) -> list[Unread]:
+        """The instances whose judge answers could not be read (after the repairs), of those without an error."""
+        excluded = results.get("excluded") or {}
+        return [Unread(int(excluded.get("judge_unusable", 0)), int(results.get("n", 0)) - int(results.get("errors", 0)),
+                       "instances' judge answers", (results.get("signature") or {}).get("judge"))]
+
+    def unmeasured(self, results: dict[str, Any]) -> str | None:
+        """A run in which no instance was compared measured nothing: it says why each was left out."""
+        if results.get("n_compared", 0) or not results.get("n"):
+            return None
+        reasons = ", ".join(f"{why} {n}" for why, n in (results.get("excluded") or {}).items() if n)
+        return f"0 of {results['n']} instances compared ({reasons or 'none kept'}): this run measured nothing"
 
     def summary(self, results: dict[str, Any], rescored: bool = False) -> list[str]:
         r = results

@@ -37,7 +37,7 @@ from pathlib import Path
 from typing import Any
 
 from .._version import __version__
-from ..atomic import write_atomic
+from ..atomic import refuse_link, write_atomic
 from ..errors import BuildError, ConvbenchError
 from .instances import WINDOW
 from .simulation import (
@@ -103,6 +103,8 @@ def signature_path(path: Path) -> Path:
 def check_replaceable(path: Path) -> None:
     """Refuse ``path`` (and its signature file) unless missing, or written by this export and unchanged."""
     sidecar = signature_path(path)
+    refuse_link(path)  # never written through, nor replaced by a file
+    refuse_link(sidecar)
     if path.is_dir():
         raise BuildError(f"--out {path} is a folder; give a file name, e.g. {path / 'train.jsonl'}")
     if not path.exists() and not sidecar.exists():

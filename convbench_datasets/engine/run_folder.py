@@ -152,6 +152,16 @@ def check_run_out(folder: Path, shard: str | None = None) -> None:
                          f"and is never written into{hint}; give another --out")
 
 
+def check_marked(folder: Path) -> None:
+    """Refuse to rewrite anything in ``folder`` unless a run made it (its :data:`MARKER`, a file, not a link):
+    ``convbench score`` of a folder of someone's own ``results.json`` must not overwrite it."""
+    marker = folder / MARKER
+    if not marker.is_file() or marker.is_symlink():
+        raise ConvbenchError(f"{folder} is not a run folder (no {MARKER}): convbench rewrites results.json only in a "
+                             f"folder a run wrote (a run folder from a convbench that wrote no marker: `touch {marker}` "
+                             "adopts it)")
+
+
 def _check_same_shard(folder: Path, shard: str | None) -> None:
     """Refuse a run folder of another shard (or of an unsharded run, for a shard, and the other way round)."""
     held = _shard_of(folder)

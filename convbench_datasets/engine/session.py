@@ -38,6 +38,7 @@ Example (two baselines, no model needed):
 
 from __future__ import annotations
 
+import dataclasses
 from collections.abc import Callable, Sequence
 from typing import Any
 
@@ -45,7 +46,7 @@ from ..errors import ConvbenchError
 from .backends import SERVED, Backend, Generation, GenerationParams, Messages, ModelRole, backend_from_spec, early_backend
 from .backends.slots import RequestSlots
 from .cache import ResponseCache
-from .stage import Follow, StageResult, complete, pipeline, pipelines
+from .stage import Follow, StageResult, complete, empty_outcome, listening, pipeline, pipelines
 
 Spec = str | Backend
 
@@ -82,6 +83,8 @@ class Session:
         # the backends built here from spec strings (a Backend object passed in is the caller's)
         self._owned: set[int] = set()
         self._freed: set[int] = set()
+        self._answers: dict[str, list[int]] = {}  # per role: [outcomes, empty ones] of every stage run in the session
+        self._listening: Any = None
 
     # -- backends --------------------------------------------------------------------------------------
 
@@ -155,10 +158,35 @@ class Session:
                 share(None)
 
     def __enter__(self) -> Session:
+        self._listening = listening(self._count)  # every stage run inside the block, whoever runs it
+        self._listening.__enter__()
         return self
 
     def __exit__(self, *exc: Any) -> None:
-        self.close()
+        try:
+            self.close()
+        finally:
+            self._listening.__exit__(None, None, None)
+
+    def role_of(self, backend: Backend) -> str:
+        """The role ``backend`` plays in this run: ``model``, ``judge`` (``judge 2`` for the second of several),
+        or ``other`` (a backend the session did not hand out)."""
+        if backend is self._generator:
+            return "model"
+        for k, judge in enumerate(self._judges):
+            if backend is judge:
+                return "judge" if k == 0 else f"judge {k + 1}"
+        return "other"
+
+    def _count(self, backend: Backend, result: StageResult) -> None:
+        tally = self._answers.setdefault(self.role_of(backend), [0, 0])
+        tally[0] += len(result.generations)
+        tally[1] += sum(empty_outcome(g) for g in result.generations)
+
+    def empty_answers(self) -> dict[str, dict[str, int]]:
+        """Per role, how many of its outcomes (answers and per-row errors, asked now or from the cache) were
+        empty answers (:func:`.stage.empty_outcome`): ``{"model": {"empty": 3, "of": 720}, ...}``."""
+        return {role: {"empty": empty, "of": total} for role, (total, empty) in self._answers.items()}
 
     def identities(self) -> dict[str, Any]:
         """The signature fields naming the backends: model (and judge; with several, every judge)."""
@@ -199,6 +227,7 @@ class Session:
         each = [judge_params] * n_judges if isinstance(judge_params, GenerationParams) else list(judge_params)
         if len(each) != n_judges:
             raise ConvbenchError(f"got {len(each)} judge parameters for {n_judges} judges")
+        each = [dataclasses.replace(p, verdict=True) for p in each]  # an empty judge answer is no verdict
         descs = ["judge" if n_judges == 1 else f"judge {k + 1}/{n_judges}" for k in range(n_judges)]
         early = self.early_judges()
         generator = self.generator

@@ -40,7 +40,11 @@ same however much of its block was cached before. Such a stage never runs beside
 from __future__ import annotations
 
 import collections
+import contextlib
+import contextvars
+import dataclasses
 import functools
+import re
 import time
 import weakref
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
@@ -119,13 +123,15 @@ def complete(
             (see the module docstring). Ignored by other backends.
 
     An answer cut at the token limit is an answer (``finish_reason == "length"`` tells the caller,
-    which decides whether its benchmark can use it).
+    which decides whether its benchmark can use it). An empty answer to ``params.verdict`` prompts (a
+    judge's) is not: it is the row's error (:func:`no_verdict`), stored as one when it arrives.
     """
     identity = backend.identity()
     blocks = fixed_blocks(backend, len(prompts), groups)
     keys = cache_keys(identity, prompts, params.to_dict()) if blocks is None else \
         block_keys(identity, prompts, params.to_dict(), blocks)
-    found = cache.get_many(keys)
+    verdict = judged(backend, params)
+    found = _verdicts(cache.get_many(keys), verdict)
     if not retry_errors:
         found.update(cache.get_errors(k for k in keys if k not in found))
     todo = list(dict.fromkeys(k for k in keys if k not in found))  # unique, in order
@@ -143,7 +149,7 @@ def complete(
             for index in rows_of[key]:
                 on_result(index, found[key])
 
-    outcomes = _Outcomes(backend, cache, identity, found)
+    outcomes = _Outcomes(backend, cache, identity, found, verdict=verdict)
     calls_before = backend.calls
     asked: list[str] = []  # the keys this stage sent (the rest came from the cache or another process)
     # a per-row error stored by another process is an outcome like an answer; with retry_errors only one
@@ -183,7 +189,7 @@ def complete(
     outcomes.check_failures(desc, len(asked))
     sent = set(asked)
     hits = [k not in sent for k in keys]
-    return StageResult([found[k] for k in keys], hits, backend.calls - calls_before)
+    return _counted(backend, StageResult([found[k] for k in keys], hits, backend.calls - calls_before))
 
 
 class _Outcomes:
@@ -191,8 +197,10 @@ class _Outcomes:
     and per-row errors stored as they arrive, refusals held back while they may be the server's doing,
     passing failures counted for :class:`RunIncomplete`. ``found`` maps keys to outcomes."""
 
-    def __init__(self, backend: Backend, cache: ResponseCache, identity: dict, found: dict[str, Generation]) -> None:
+    def __init__(self, backend: Backend, cache: ResponseCache, identity: dict, found: dict[str, Generation], *,
+                 verdict: bool = False) -> None:
         self.backend, self.cache, self.identity, self.found = backend, cache, identity, found
+        self.verdict = verdict  # a judge's stage: an empty answer is the row's error (no_verdict)
         self.failures: list[str] = []
         self.holder: object | None = None  # the stage's claim holder, once it has one
         # refusals held back while every request so far was refused alike by a backend that never answered
@@ -211,6 +219,9 @@ class _Outcomes:
         known: list[str] = []
         released: list[str] = []
         for key, generation in arrived:
+            generation = storable(generation)
+            if self.verdict:
+                generation = no_verdict(generation)
             if self.held is not None and not _same_refusal(generation, self.held):
                 for earlier, refused in self.held:  # the refusals were the rows' own after all
                     self.cache.put_error(earlier, self.identity, refused)
@@ -242,6 +253,8 @@ class _Outcomes:
         if not keys:
             return {}
         arrived = self.cache.get_many(keys)
+        if self.verdict:
+            arrived = {key: no_verdict(generation) for key, generation in arrived.items()}
         arrived.update(self.cache.get_errors([k for k in keys if k not in arrived], since=errors_since))
         for key, generation in arrived.items():
             self.found[key] = generation
@@ -266,6 +279,72 @@ class _Outcomes:
                 f"{desc}: {len(self.failures)} of {asked} requests to {self.backend.spec} failed (first: "
                 f"{self.failures[0]}); the others are cached: run the same command again to retry"
             )
+
+
+NO_VERDICT = "the judge's answer is empty: no verdict"
+# who is told of every stage's outcomes in this context (a run's Session: its count of empty answers per role)
+_LISTENER: contextvars.ContextVar[Callable[[Backend, StageResult], None] | None] = \
+    contextvars.ContextVar("convbench_stage_listener", default=None)
+
+
+@contextlib.contextmanager
+def listening(listener: Callable[[Backend, StageResult], None]) -> Iterator[None]:
+    """Within the block, ``listener(backend, result)`` hears every stage's result in this context (a
+    :func:`complete` and each stage of a :func:`pipeline`), whoever runs the stage (a benchmark's own loop too)."""
+    token = _LISTENER.set(listener)
+    try:
+        yield
+    finally:
+        _LISTENER.reset(token)
+
+
+def _counted(backend: Backend, result: StageResult) -> StageResult:
+    listener = _LISTENER.get()
+    if listener is not None:
+        listener(backend, result)
+    return result
+
+
+def empty_outcome(generation: Generation) -> bool:
+    """Whether an outcome is an empty answer: an answer with no text but blanks, or the row's error because
+    the reply was empty (a judge's, :data:`NO_VERDICT`; a served backend's ``reply is empty``)."""
+    if generation.error is None:
+        return not generation.text.strip()
+    return generation.error == NO_VERDICT or "reply is empty" in generation.error
+
+
+def no_verdict(generation: Generation) -> Generation:
+    """A judge's answer, or the row's error when it is empty or blank: an empty verdict is never read as one
+    (from any backend, or from a cache written before this rule)."""
+    if generation.error is not None or generation.text.strip():
+        return generation
+    return Generation("", seconds=generation.seconds, error=NO_VERDICT, finish_reason=generation.finish_reason,
+                      permanent=True)
+
+
+_SURROGATE = re.compile("[\ud800-\udfff]")  # in a str, always a lone one: JSON's escaped pairs decode to one character
+
+
+def storable(generation: Generation) -> Generation:
+    """``generation`` with any lone surrogate in its text or error (JSON may escape one, ``"\\ud800"``; it is
+    no character and cannot be written as UTF-8) replaced by U+FFFD, as a decoder replaces undecodable
+    bytes: the answer can then be stored and written, where it stopped the run at the cache before."""
+    text, error = generation.text, generation.error
+    if not _SURROGATE.search(text) and not (error and _SURROGATE.search(error)):
+        return generation
+    return dataclasses.replace(generation, text=_SURROGATE.sub("\ufffd", text),
+                               error=None if error is None else _SURROGATE.sub("\ufffd", error))
+
+
+def judged(backend: Backend, params: GenerationParams) -> bool:
+    """Whether a stage reads ``backend``'s empty answers as rows' errors: its answers are verdicts
+    (``params.verdict``) of a model. A ``baseline:`` answerer is no model: what it answers is what it is for."""
+    return params.verdict and getattr(backend, "kind", "") != "baseline"
+
+
+def _verdicts(found: dict[str, Generation], verdict: bool) -> dict[str, Generation]:
+    """Cached outcomes as a stage reads them (``verdict``: an empty answer is the row's error)."""
+    return {key: no_verdict(g) for key, g in found.items()} if verdict else found
 
 
 @dataclass(frozen=True)
@@ -420,6 +499,8 @@ def pipeline(
         if stream.error is not None:
             raise stream.error
     assert first is not None
+    for stream in streams:  # counted here, in the caller's context (the first stage was, by complete)
+        _counted(stream.follow.backend, stream.result)  # type: ignore[arg-type]
     return first, [(s.rows, s.result) for s in streams]  # type: ignore[misc]
 
 
@@ -489,7 +570,7 @@ class _Stream:
         keys: list[str] = []
         first_prompt: dict[str, Messages] = {}
         found: dict[str, Generation] = {}
-        outcomes = _Outcomes(backend, cache, identity, found)
+        outcomes = _Outcomes(backend, cache, identity, found, verdict=judged(backend, params))
         jobs: queue.Queue[str | None] = queue.Queue()
         started: list[threading.Thread] = []
         asked: list[str] = []
@@ -594,7 +675,7 @@ class _Stream:
                         mine = holder.take(new) if holder is not None else []
                         taken = set(mine)
                         rest = [k for k in new if k not in taken]
-                        cached = cache.get_many(rest) if rest else {}
+                        cached = _verdicts(cache.get_many(rest), outcomes.verdict) if rest else {}
                         if rest and not self.retry_errors:
                             cached.update(cache.get_errors(k for k in rest if k not in cached))
                         found.update(cached)
@@ -699,8 +780,25 @@ def _mark_answered(backend: Backend) -> None:
         pass
 
 
+_URL = re.compile(r"\bhttps?://\S+?(?=:\s|[\s;,)]|:?$)")  # an endpoint's address (its port kept in it)
+
+
+def refusal_text(error: str) -> str:
+    """A refusal's message without the endpoint's address, so that replicas refusing alike read alike.
+
+    Example:
+        >>> refusal_text("refused for this row: HTTP 400 from http://10.0.0.2:8000/v1/chat/completions: bad field")
+        'refused for this row: HTTP 400 from <endpoint>: bad field'
+    """
+    return _URL.sub("<endpoint>", error)
+
+
 def _same_refusal(generation: Generation, held: list[tuple[str, Generation]]) -> bool:
-    """Whether ``generation`` is refused for good with an HTTP status, like every refusal held so far."""
+    """Whether ``generation`` is refused for good with an HTTP status, like every refusal held so far (whichever
+    replica said it: the endpoint's address is not compared)."""
     if not (generation.permanent and generation.error is not None and generation.status is not None):
         return False
-    return not held or (held[0][1].status, held[0][1].error) == (generation.status, generation.error)
+    if not held:
+        return True
+    first = held[0][1]
+    return first.status == generation.status and refusal_text(str(first.error)) == refusal_text(generation.error)

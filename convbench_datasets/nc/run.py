@@ -39,7 +39,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-from ..benchmark import BenchmarkBase, Executed
+from ..benchmark import BenchmarkBase, Executed, Unread
 from ..counts import MAX_NEW_TOKENS, check_count
 from ..errors import ConvbenchError
 from ..engine import ahead
@@ -553,6 +553,14 @@ class NCBenchmark(BenchmarkBase):
         if stats and not rescored:
             lines.append(f"model calls {stats.get('model_calls')}, judge calls {stats.get('judge_calls')} (the rest from cache)")
         return lines
+
+    def unread(self, results: dict[str, Any]) -> list[Unread]:
+        """Each judge's unparsed answers, of its rows that did not end in an error (an error is counted as one)."""
+        judges = results.get("per_judge") or {"": results}
+        only = (results.get("signature") or {}).get("judge")
+        return [Unread(int(scores.get("unparsed", 0)), int(scores.get("n", 0)) - int(scores.get("errors", 0)),
+                       f"answers of judge {name}" if name else "judge answers", name or only)
+                for name, scores in judges.items()]
 
     def warnings(self, results: dict[str, Any]) -> list[str]:
         # with several judges, each judge's own check (the primary's is the run's); with one, the run's

@@ -25,6 +25,7 @@ from ..cocoeval.run import TOKENS_PER_TURN
 from ..engine.backends import Backend
 from ..engine.cache import ResponseCache
 from ..engine.error_rate import DEFAULT_MAX_ERROR_RATE, TooManyErrors
+from .run_checks import DEFAULT_MAX_EMPTY_RATE, DEFAULT_MAX_UNPARSED_RATE
 from ..engine.run_folder import RunResult, check_run_out
 from ..nc.judge_prompt import TemplateChoice
 from ..nc.lm_eval.samples import name_harness, read_samples
@@ -54,6 +55,8 @@ def run_nc(
     progress: bool = True,
     retry_errors: bool = False,
     max_error_rate: float = DEFAULT_MAX_ERROR_RATE,
+    max_empty_rate: float = DEFAULT_MAX_EMPTY_RATE,
+    max_unparsed_rate: float = DEFAULT_MAX_UNPARSED_RATE,
     concurrency: int | None = None,
     sample: int | None = None,
     sample_seed: int = 0,
@@ -93,6 +96,9 @@ def run_nc(
             first N (``convbench run nc --sample N``).
         max_error_rate: the share of rows (0 to 1, default 5%) that may end in an error; with more, the
             folder is written, then ``TooManyErrors`` (a ConvbenchError whose ``result`` is the run) is raised.
+        max_empty_rate, max_unparsed_rate: the share of a role's answers that may be empty (default 10%; a
+            ``baseline:`` role is never held to it) and of the judge answers that may be unreadable (default 10%);
+            with more, the same (:mod:`convbench_datasets.runs.run_checks`).
         concurrency: the run's total of requests in flight, generation and judging together (see
             :func:`convbench_datasets.runs.pipeline.run`); ``convbench run --concurrency``.
         shard: ``(i, n)``: run only shard i of n (from 1) of the rows config and limit select; join the
@@ -106,7 +112,8 @@ def run_nc(
 
     return run(NC, model=model, judge=judge, out=out, limit=limit, shard=shard, cache=cache, dataset=dataset,
                sources=sources, backend_options=backend_options, judge_options=judge_options, progress=progress,
-               retry_errors=retry_errors, max_error_rate=max_error_rate, concurrency=concurrency,
+               retry_errors=retry_errors, max_error_rate=max_error_rate, max_empty_rate=max_empty_rate,
+               max_unparsed_rate=max_unparsed_rate, concurrency=concurrency,
                sample=sample, sample_seed=sample_seed, config=config, max_new_tokens=max_new_tokens,
                judge_max_new_tokens=judge_max_new_tokens, first_line_only=first_line_only, template=template,
                fill_request_details=fill_request_details, rules=rules, parsing=parsing, pipelined=pipelined)
@@ -131,6 +138,8 @@ def run_nico(
     progress: bool = True,
     retry_errors: bool = False,
     max_error_rate: float = DEFAULT_MAX_ERROR_RATE,
+    max_empty_rate: float = DEFAULT_MAX_EMPTY_RATE,
+    max_unparsed_rate: float = DEFAULT_MAX_UNPARSED_RATE,
     concurrency: int | None = None,
     sample: int | None = None,
     sample_seed: int = 0,
@@ -145,7 +154,8 @@ def run_nico(
     ``sample``, ``sample_seed``: N rows drawn with the seed across the interaction types, instead of
     ``limit``'s first N.
     ``max_error_rate``: the share of rows that may end in an error (default 5%); with more, the folder is
-    written, then ``TooManyErrors`` (a ConvbenchError whose ``result`` is the run) is raised.
+    written, then ``TooManyErrors`` (a ConvbenchError whose ``result`` is the run) is raised; ``max_empty_rate``
+    and ``max_unparsed_rate`` likewise, as for :func:`run_nc`.
     ``concurrency``: the run's total of requests in flight, every stage together (see
     :func:`convbench_datasets.runs.pipeline.run`); ``convbench run --concurrency``.
     ``bertscore_layer``: the BERTScore layer (default: inferred, see ``scoring.bertscore.resolve_layer``).
@@ -154,7 +164,8 @@ def run_nico(
 
     return run(NICO, model=model, out=out, limit=limit, shard=shard, cache=cache, dataset=dataset, sources=sources,
                backend_options=backend_options, progress=progress, retry_errors=retry_errors,
-               max_error_rate=max_error_rate, concurrency=concurrency,
+               max_error_rate=max_error_rate, max_empty_rate=max_empty_rate,
+               max_unparsed_rate=max_unparsed_rate, concurrency=concurrency,
                sample=sample, sample_seed=sample_seed, task=task, shots=shots,
                split=split, max_new_tokens=max_new_tokens, tokenizer=tokenizer, bertscore=bertscore,
                bertscore_model=bertscore_model, bertscore_layer=bertscore_layer)
@@ -187,6 +198,8 @@ def run_cocoeval(
     progress: bool = True,
     retry_errors: bool = False,
     max_error_rate: float = DEFAULT_MAX_ERROR_RATE,
+    max_empty_rate: float = DEFAULT_MAX_EMPTY_RATE,
+    max_unparsed_rate: float = DEFAULT_MAX_UNPARSED_RATE,
     concurrency: int | None = None,
     sample: int | None = None,
     sample_seed: int = 0,
@@ -198,7 +211,8 @@ def run_cocoeval(
     ``sample``, ``sample_seed``: N rows drawn with the seed across the sources, instead of ``limit``'s
     first N.
     ``max_error_rate``: the share of rows that may end in an error (default 5%); with more, the folder is
-    written, then ``TooManyErrors`` (a ConvbenchError whose ``result`` is the run) is raised.
+    written, then ``TooManyErrors`` (a ConvbenchError whose ``result`` is the run) is raised; ``max_empty_rate``
+    and ``max_unparsed_rate`` likewise, as for :func:`run_nc`.
     ``concurrency``: the run's total of requests in flight, every stage together (see
     :func:`convbench_datasets.runs.pipeline.run`); ``convbench run --concurrency``.
     ``max_new_tokens``: the simulation's token limit (default: :func:`simulation_token_limit`).
@@ -210,7 +224,8 @@ def run_cocoeval(
 
     return run(COCOEVAL, model=model, judge=judge, out=out, limit=limit, shard=shard, cache=cache, dataset=dataset,
                sources=sources, backend_options=backend_options, judge_options=judge_options, progress=progress,
-               retry_errors=retry_errors, max_error_rate=max_error_rate, concurrency=concurrency,
+               retry_errors=retry_errors, max_error_rate=max_error_rate, max_empty_rate=max_empty_rate,
+               max_unparsed_rate=max_unparsed_rate, concurrency=concurrency,
                sample=sample, sample_seed=sample_seed, config=config, split=split,
                turns_per_call=turns_per_call, prompt=prompt,
                taxonomy=taxonomy, max_new_tokens=max_new_tokens, tokens_per_turn=tokens_per_turn,
@@ -236,14 +251,16 @@ def score_lm_eval_samples(
     progress: bool = True,
     retry_errors: bool = False,
     max_error_rate: float = DEFAULT_MAX_ERROR_RATE,
+    max_empty_rate: float = DEFAULT_MAX_EMPTY_RATE,
+    max_unparsed_rate: float = DEFAULT_MAX_UNPARSED_RATE,
 ) -> RunResult:
     """Judge and score the NC-Bench answers of an lm-eval samples file; write the run folder ``out``.
 
     Args:
         samples: ``samples_convbench_nc*_DATE.jsonl`` from ``lm_eval ... --log_samples``.
         judge, template, rules, parsing, fill_request_details, judge_max_new_tokens, cache, judge_options,
-            retry_errors, max_error_rate: as :func:`convbench_datasets.runs.api.run_nc` (over the error rate, the
-            folder is written, its signature naming the harness, then ``TooManyErrors`` is raised).
+            retry_errors, max_error_rate, max_empty_rate, max_unparsed_rate: as :func:`convbench_datasets.runs.api.run_nc`
+            (over a limit, the folder is written, its signature naming the harness, then ``TooManyErrors`` is raised).
         dataset, sources: convbench's NC-Bench build lm-eval used (its ``convbench_dataset`` /
             ``convbench_sources`` metadata; default: convbench's cached build).
         out: the run folder to write: missing, empty, or an earlier run folder.
@@ -256,7 +273,8 @@ def score_lm_eval_samples(
             limit=logged.limit, max_new_tokens=logged.max_new_tokens,
             judge_max_new_tokens=judge_max_new_tokens, template=template, fill_request_details=fill_request_details,
             rules=rules, parsing=parsing, cache=cache, dataset=dataset, sources=sources, judge_options=judge_options, progress=progress,
-            retry_errors=retry_errors, max_error_rate=max_error_rate,
+            retry_errors=retry_errors, max_error_rate=max_error_rate, max_empty_rate=max_empty_rate,
+            max_unparsed_rate=max_unparsed_rate,
         )
     except TooManyErrors as err:  # the folder is written: it names the harness like any other, then the error stands
         name_harness(err.result, logged.harness)
@@ -265,7 +283,9 @@ def score_lm_eval_samples(
     return result
 
 
-def import_inspect_log(log: Any, out: str | os.PathLike[str], *, epoch: int = 1) -> RunResult:
+def import_inspect_log(log: Any, out: str | os.PathLike[str], *, epoch: int = 1,
+                       max_error_rate: float = DEFAULT_MAX_ERROR_RATE, max_empty_rate: float = DEFAULT_MAX_EMPTY_RATE,
+                       max_unparsed_rate: float = DEFAULT_MAX_UNPARSED_RATE) -> RunResult:
     """Write ``out`` (records.jsonl, results.json) from the inspect log ``log`` and score it with convbench
     (``convbench import-inspect``; see :func:`convbench_datasets.integrations.inspect.importer.write_inspect_run`).
 
@@ -274,10 +294,13 @@ def import_inspect_log(log: Any, out: str | os.PathLike[str], *, epoch: int = 1)
             the log object.
         out: the run folder to write: missing, empty, or an earlier run folder (replaced).
         epoch: which epoch of the log becomes the run (inspect numbers them from 1).
+        max_error_rate, max_empty_rate, max_unparsed_rate: the run's checks, as for :func:`run_nc`: with more,
+            the folder is written, then ``TooManyErrors`` (its ``result`` the run) is raised.
     """
     from ..integrations.inspect.importer import write_inspect_run  # inspect_ai: imported when asked for
 
-    return score_run(write_inspect_run(log, out, epoch=epoch))
+    return score_run(write_inspect_run(log, out, epoch=epoch), max_error_rate=max_error_rate,
+                     max_empty_rate=max_empty_rate, max_unparsed_rate=max_unparsed_rate)
 
 
 __all__ = ["import_inspect_log", "run_cocoeval", "run_nc", "run_nico", "score_lm_eval_samples"]

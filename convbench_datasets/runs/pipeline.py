@@ -33,10 +33,11 @@ from ..errors import ConvbenchError
 from ..engine import ahead
 from ..engine.backends import Backend, ModelRole
 from ..engine.cache import ResponseCache
-from ..engine.error_rate import DEFAULT_MAX_ERROR_RATE, check_error_rate
+from ..engine.error_rate import DEFAULT_MAX_ERROR_RATE
 from ..engine.run_folder import (
     RunResult,
     check_complete,
+    check_marked,
     dataset_fingerprint,
     read_folder,
     row_id,
@@ -44,7 +45,8 @@ from ..engine.run_folder import (
     write_atomic,
     write_run,
 )
-from .run_config import Rows, RunConfig, settings_dict
+from .run_checks import DEFAULT_MAX_EMPTY_RATE, DEFAULT_MAX_UNPARSED_RATE, RETRY_SCORED, check_run
+from .run_config import LIMITS, Rows, RunConfig, settings_dict
 from ..engine.sample import stratified_sample
 from ..engine.session import Session
 from ..engine.shard_rows import select_shard, shard_signature
@@ -69,6 +71,8 @@ def run(
     progress: bool = True,
     retry_errors: bool = False,
     max_error_rate: float = DEFAULT_MAX_ERROR_RATE,
+    max_empty_rate: float = DEFAULT_MAX_EMPTY_RATE,
+    max_unparsed_rate: float = DEFAULT_MAX_UNPARSED_RATE,
     sample: int | None = None,
     sample_seed: int = 0,
     concurrency: int | None = None,
@@ -95,6 +99,8 @@ def run(
         retry_errors: ask again the prompts that ended in a per-row error before (default: reuse it).
         max_error_rate: the share of rows (0 to 1) that may end in an error; with more, the folder is
             still written, then :class:`~.error_rate.TooManyErrors` is raised (its ``result`` is the run's).
+        max_empty_rate, max_unparsed_rate: the share of a role's answers that may be empty, of the judge answers
+            that may be unreadable; with more, the same (see :mod:`.run_checks`).
         settings: the benchmark's own (its settings dataclass: ``config``, ``task``, ``rules``...).
     """
     bench = resolve(benchmark)
@@ -102,7 +108,8 @@ def run(
                             judge_options=judge_options,
                             rows=Rows(limit=limit, sample=sample, sample_seed=sample_seed, shard=shard), cache=cache,
                             dataset=dataset, sources=sources, progress=progress, retry_errors=retry_errors,
-                            max_error_rate=max_error_rate, concurrency=concurrency)
+                            max_error_rate=max_error_rate, max_empty_rate=max_empty_rate,
+                            max_unparsed_rate=max_unparsed_rate, concurrency=concurrency)
     return run_config(config, bench)
 
 
@@ -133,6 +140,7 @@ def run_config(config: RunConfig, benchmark: Benchmark | None = None) -> RunResu
                      concurrency=config.concurrency) as session, \
                 ahead.later(functools.partial(dataset_fingerprint, rows)) as fingerprint:
             executed = plan.execute(session, rows)
+            empty = session.empty_answers()  # per role, asked now or from the cache: a run's count, whatever it asked
             signature = {**common_signature(bench, rows, limit, fingerprint.result()), **session.identities(),
                          **plan.signature(session)}
             applied_decoding(signature, config)
@@ -142,11 +150,11 @@ def run_config(config: RunConfig, benchmark: Benchmark | None = None) -> RunResu
                 signature["sample"] = {"n": sample, "seed": sample_seed, "by": list(getattr(bench, "strata", ()))}
         if shard:  # the whole run's rows and fingerprint, and which shard this is
             signature.update(shard_signature(selected, shard, dataset_fingerprint(selected)))
-        stats = {**executed.stats, "seconds": round(time.time() - started, 3),
+        stats = {**executed.stats, "empty_answers": empty, "seconds": round(time.time() - started, 3),
                  "created": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime(started))}
         results = plan.results(executed.records, signature)
         result = write_run(path, executed.records, results, signature, stats)
-    check_run_errors(result, config.max_error_rate)
+    check_run(result, bench, **{name: getattr(config, name) for name in LIMITS})
     return result
 
 
@@ -176,19 +184,6 @@ def applied_decoding(signature: dict[str, Any], config: RunConfig) -> None:
             signature[key] = applied
 
 
-def check_run_errors(result: RunResult, max_error_rate: float) -> None:
-    """Raise :class:`~.error_rate.TooManyErrors` (carrying ``result``) when more than ``max_error_rate`` of
-    the run's rows ended in an error: a run that lost many rows measures the server, not the model."""
-    failed = [record for record in result.records if record.get("error") is not None]
-    if not failed:
-        return
-    first = " ".join(str(failed[0]["error"]).split())
-    first = first if len(first) <= 200 else first[:199] + "…"
-    check_error_rate(len(failed), len(result.records), max_error_rate, what="rows", result=result, advice=(
-        f"first: {row_id(failed[0])}: {first}; the run folder {result.path} is written with them: once the cause "
-        "is fixed, the same command with --retry-errors asks them again (a higher --max-error-rate accepts them)"))
-
-
 def common_signature(bench: Benchmark, rows: Sequence[dict[str, Any]], limit: int | None,
                      fingerprint: str | None = None) -> dict[str, Any]:
     """The signature fields of every run: version, benchmark, limit, row count and the rows' fingerprint
@@ -197,19 +192,24 @@ def common_signature(bench: Benchmark, rows: Sequence[dict[str, Any]], limit: in
             "dataset_fingerprint": dataset_fingerprint(rows) if fingerprint is None else fingerprint}
 
 
-def score_run(path: str | os.PathLike[str], rules: str | None = None, **options: Any) -> RunResult:
+def score_run(path: str | os.PathLike[str], rules: str | None = None, *, max_error_rate: float = DEFAULT_MAX_ERROR_RATE,
+              max_empty_rate: float = DEFAULT_MAX_EMPTY_RATE, max_unparsed_rate: float = DEFAULT_MAX_UNPARSED_RATE,
+              **options: Any) -> RunResult:
     """Re-score a run folder from its records (no model calls); rewrites ``results.json`` only.
 
     The benchmark named in the signature checks every record (a problem names the line and field);
     then a folder that lost rows is refused, naming them; then the benchmark scores the records again
     with the current code. ``rules`` and ``options``: re-scoring choices the benchmark declares in its
-    ``rescore_options``; the signature records them and gains ``scored_by``.
+    ``rescore_options``; the signature records them and gains ``scored_by``. The new numbers pass the run's
+    checks (``max_error_rate``...: :mod:`.run_checks`) or :class:`~.error_rate.TooManyErrors` is raised, as
+    after a run: a number is never printed with exit code 0 from a run that failed them.
     """
     from ..registry import DEFAULT_RUN_BENCHMARK, get_benchmark, run_benchmarks
 
     if rules is not None:
         options = {"rules": rules, **options}
     folder, records, previous = read_folder(path)
+    check_marked(folder)  # results.json is rewritten only in a folder a run made (the folder rule)
     name = previous.get("signature", {}).get("benchmark", DEFAULT_RUN_BENCHMARK)
     bench = get_benchmark(name)
     for option in options:
@@ -227,7 +227,10 @@ def score_run(path: str | os.PathLike[str], rules: str | None = None, **options:
     results = {**results, "signature": {**results.get("signature", {}), **signature}, "stats": stats,
                "row_ids": [row_id(r) for r in records]}
     write_atomic(folder / "results.json", json.dumps(results, indent=2, ensure_ascii=False) + "\n")
-    return RunResult(folder, records, results, stats)
+    scored = RunResult(folder, records, results, stats)
+    check_run(scored, bench, max_error_rate=max_error_rate, max_empty_rate=max_empty_rate,
+              max_unparsed_rate=max_unparsed_rate, retry=RETRY_SCORED)
+    return scored
 
 
 def resolve(benchmark: str | Benchmark) -> Benchmark:

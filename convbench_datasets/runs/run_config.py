@@ -29,9 +29,11 @@ from ..engine.backends import Backend, ModelRole, make_role
 from ..engine.backends.roles import OPTIONS
 from ..engine.error_rate import DEFAULT_MAX_ERROR_RATE, checked_rate
 from ..engine.shard_rows import check_shard
+from .run_checks import DEFAULT_MAX_EMPTY_RATE, DEFAULT_MAX_UNPARSED_RATE
 
 Spec = str | Backend
 FLAG = "flag"  # the metadata key of a field's `convbench run` flag
+LIMITS = ("max_error_rate", "max_empty_rate", "max_unparsed_rate")  # what a run must pass (runs/run_checks.py)
 
 
 @dataclasses.dataclass(frozen=True)
@@ -66,7 +68,7 @@ def flag_shard(text: str) -> tuple[int, int]:
 
 
 def flag_rate(text: str) -> float:
-    """``--max-error-rate``'s value: 0.05 or 5%."""
+    """A share flag's value (``--max-error-rate``...): 0.05 or 5%."""
     from ..engine.error_rate import parse_rate
 
     return parse_rate(text)
@@ -122,12 +124,21 @@ class RunConfig:
         DEFAULT_MAX_ERROR_RATE, "--max-error-rate", "the share of rows that may end in an error (0.05 or 5%, the "
         "default; 0: none, 1: any): with more, the run folder is still written, and the command exits 1 with their "
         "count", type=flag_rate, parsed_default=DEFAULT_MAX_ERROR_RATE, metavar="SHARE")
+    max_empty_rate: float = _flag(
+        DEFAULT_MAX_EMPTY_RATE, "--max-empty-rate", "the share of a role's answers that may be empty (0.1 or 10%, "
+        "the default; a baseline: role is never held to it): with more, the run folder is still written, and the command "
+        "exits 1 with their count", type=flag_rate, parsed_default=DEFAULT_MAX_EMPTY_RATE, metavar="SHARE")
+    max_unparsed_rate: float = _flag(
+        DEFAULT_MAX_UNPARSED_RATE, "--max-unparsed-rate", "the share of judge answers that may be unreadable (0.1 or "
+        "10%, the default; above 2% a warning): with more, the run folder is still written, and the command exits 1 "
+        "with their count", type=flag_rate, parsed_default=DEFAULT_MAX_UNPARSED_RATE, metavar="SHARE")
     concurrency: int | None = _flag(
         None, "--concurrency", "requests in flight for the whole run, over the model, its judges and all their replicas "
         "together (openai:, anthropic:; default 8); a pipelined run's stages share them", type=positive)
 
     def __post_init__(self) -> None:
-        object.__setattr__(self, "max_error_rate", checked_rate(self.max_error_rate))
+        for name in LIMITS:
+            object.__setattr__(self, name, checked_rate(getattr(self, name), name))
         if self.concurrency is not None:
             object.__setattr__(self, "concurrency",
                                check_count("--concurrency", self.concurrency, least=1, most=MAX_CONCURRENCY))
@@ -196,6 +207,11 @@ def run_flags() -> list[tuple[str, RunFlag]]:
     for cls in (RunConfig, Rows):
         found += [(f.name, f.metadata[FLAG]) for f in dataclasses.fields(cls) if FLAG in f.metadata]
     return found
+
+
+def limit_flags() -> list[tuple[str, RunFlag]]:
+    """``(field, flag)`` of the run's limits (:data:`LIMITS`): ``convbench merge`` and ``score`` take them too."""
+    return [(name, flag) for name, flag in run_flags() if name in LIMITS]
 
 
 def flag_values(args: Any) -> tuple[dict[str, Any], dict[str, Any]]:

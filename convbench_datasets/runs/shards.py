@@ -40,13 +40,15 @@ __all__ = ["merge_runs"]
 _SHARD_ONLY = ("shard", "scored_by")
 
 
-def merge_runs(runs: Sequence[str | os.PathLike[str]], out: str | os.PathLike[str]) -> RunResult:
+def merge_runs(runs: Sequence[str | os.PathLike[str]], out: str | os.PathLike[str], **limits: float) -> RunResult:
     """Join the shard folders ``runs`` (every shard of one run, in any order) into the run folder ``out``.
 
     ``out`` must be missing, empty or a run folder, and none of ``runs``. The merged records are the
-    unsharded run's rows in its order; results come from :func:`convbench_datasets.engine.score_run`
-    (the code ``convbench score`` runs); ``stats`` add up the shards' counts (``seconds`` is the sum of
-    the shards' times, not a wall time), keep the earliest ``created`` and list ``merged_from``.
+    unsharded run's rows in its order; results come from :func:`convbench_datasets.runs.pipeline.score_run`
+    (the code ``convbench score`` runs, with its checks: ``limits`` are its ``max_error_rate``,
+    ``max_empty_rate`` and ``max_unparsed_rate``, so that shards which each failed them never merge into a
+    run that passes); ``stats`` add up the shards' counts (``seconds`` is the sum of the shards' times, not a
+    wall time), keep the earliest ``created`` and list ``merged_from``.
     """
     if not runs:
         raise ConvbenchError("convbench merge needs the shard folders of one run")
@@ -91,7 +93,18 @@ def merge_runs(runs: Sequence[str | os.PathLike[str]], out: str | os.PathLike[st
         write_folder(target, merged, results)
     from .pipeline import score_run  # each benchmark's re-scoring, as `convbench score` does
 
-    return score_run(target)
+    return score_run(target, **limits)
+
+
+def _add_counts(totals: dict[str, Any], counts: dict[str, Any]) -> None:
+    """Add the numbers of ``counts`` into ``totals``, mappings key by key (other values are not counts: left out)."""
+    for key, value in counts.items():
+        if isinstance(value, (int, float)) and not isinstance(value, bool):
+            totals[key] = totals.get(key, 0) + value
+        elif isinstance(value, dict) and isinstance(totals.setdefault(key, {}), dict):
+            _add_counts(totals[key], value)
+            if not totals[key]:  # no number in it
+                del totals[key]
 
 
 def _common_signature(shards: list[tuple[Path, list[dict[str, Any]], dict[str, Any], dict[str, Any]]]) -> dict[str, Any]:
@@ -162,16 +175,11 @@ def _interleave(ordered: list[tuple[Path, list[dict[str, Any]], dict[str, Any], 
 
 
 def _merged_stats(ordered: list[tuple[Path, list[dict[str, Any]], dict[str, Any], dict[str, Any]]]) -> dict[str, Any]:
-    """Counts summed over the shards (nested counts per key), the earliest ``created``, and the folders."""
+    """Counts summed over the shards (nested counts per key, at any depth: ``empty_answers`` per role), the
+    earliest ``created``, and the folders."""
     merged: dict[str, Any] = {}
     for _, _, results, _ in ordered:
-        for key, value in (results.get("stats") or {}).items():
-            if isinstance(value, (int, float)) and not isinstance(value, bool):
-                merged[key] = merged.get(key, 0) + value
-            elif isinstance(value, dict) and all(isinstance(v, (int, float)) for v in value.values()):
-                totals = merged.setdefault(key, {})
-                for name, number in value.items():
-                    totals[name] = totals.get(name, 0) + number
+        _add_counts(merged, results.get("stats") or {})
     if "seconds" in merged:
         merged["seconds"] = round(merged["seconds"], 3)
     created = [r.get("stats", {}).get("created") for _, _, r, _ in ordered]

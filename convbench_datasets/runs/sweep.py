@@ -211,7 +211,8 @@ def _run_cell(cell: Cell, definition: CellDefinition, sweep: SweepFile, progress
                            judges=tuple(make_role(j.spec, j.options) for j in definition.judges),
                            rows=Rows(limit=definition.limit, sample=sample), cache=sweep.cache, dataset=definition.dataset,
                            sources=sweep.sources, progress=progress, retry_errors=definition.retry_errors,
-                           max_error_rate=definition.max_error_rate, concurrency=definition.concurrency)
+                           max_error_rate=definition.max_error_rate, max_empty_rate=definition.max_empty_rate,
+                           max_unparsed_rate=definition.max_unparsed_rate, concurrency=definition.concurrency)
         run = run_config(config, bench)
         cell.status, cell.headline = "ok", _headline(bench, run.results)
         for line in bench.warnings(run.results):

@@ -42,12 +42,15 @@ from ..counts import CountError, check_count
 from ..errors import ConvbenchError
 from ..engine.backends.roles import KINDS, SERVED, role_options, served_kinds
 from ..engine.error_rate import DEFAULT_MAX_ERROR_RATE, checked_rate
+from .run_checks import DEFAULT_MAX_EMPTY_RATE, DEFAULT_MAX_UNPARSED_RATE
 from .sweep_schema import DEFAULT_KEYS, FILE_KEYS, FILE_TOP, MODEL_ENTRY, MODEL_KEYS, OWN_KEYS, validate
 
 # the file's keys: its top level (where the backend options are every model's and judge's default) and a model's
 # or judge's mapping, read from the model roles' declarations (backends/roles.py) and checked with pydantic
 # (sweep_schema.py)
 BACKEND_KEYS, TOP_KEYS, ENDPOINT_KEYS = DEFAULT_KEYS, FILE_KEYS, MODEL_KEYS
+LIMIT_DEFAULTS = {"max_error_rate": DEFAULT_MAX_ERROR_RATE, "max_empty_rate": DEFAULT_MAX_EMPTY_RATE,
+                  "max_unparsed_rate": DEFAULT_MAX_UNPARSED_RATE}  # what a cell must pass (runs/run_checks.py)
 BLOCK_KEYS = ("dataset", "judges", "limit", "sample")  # a benchmark's own keys beside its settings
 # the backend options that decide a model's answers, per backend kind, as its cache identity holds them; the
 # rest change how fast answers come, not which (concurrency, timeout, api_key_env, device, batch_size), or
@@ -66,6 +69,8 @@ RESERVED = {
     "sources": "`sources` is a top-level key",
     "retry_errors": "`retry_errors` is a top-level key",
     "max_error_rate": "`max_error_rate` is a top-level key",
+    "max_empty_rate": "`max_empty_rate` is a top-level key",
+    "max_unparsed_rate": "`max_unparsed_rate` is a top-level key",
     "concurrency": "`concurrency` is a top-level key (the cell's total), or a model's or judge's own (its cap)",
     "progress": "progress is `convbench sweep --no-progress`",
 }
@@ -131,6 +136,8 @@ class CellDefinition:
     # and the dataset, limit and judges its block sets
     name: str = ""  # the folder under ``out``: benchmark/model/settings (see ``_check_folders``)
     max_error_rate: float = DEFAULT_MAX_ERROR_RATE  # more rows in error than this share: the cell fails
+    max_empty_rate: float = DEFAULT_MAX_EMPTY_RATE  # more empty answers of a role than this share: the cell fails
+    max_unparsed_rate: float = DEFAULT_MAX_UNPARSED_RATE  # more unreadable judge answers than this share: likewise
     concurrency: int | None = None  # the top-level concurrency: the cell's total of requests in flight
 
     def digest(self) -> str:
@@ -138,8 +145,9 @@ class CellDefinition:
         definition = {"benchmark": self.benchmark, "model": self.model.identity(),
                       "judges": [judge.identity() for judge in self.judges], "settings": self.settings,
                       "dataset": self.dataset, "limit": self.limit, "retry_errors": self.retry_errors}
-        if self.max_error_rate != DEFAULT_MAX_ERROR_RATE:  # a cell's ok depends on it (the default: hashes as before)
-            definition["max_error_rate"] = self.max_error_rate
+        for name, default in LIMIT_DEFAULTS.items():  # a cell's ok depends on them (the defaults: hashes as before)
+            if getattr(self, name) != default:
+                definition[name] = getattr(self, name)
         return hashlib.sha256(json.dumps(definition, sort_keys=True, ensure_ascii=False).encode("utf-8")).hexdigest()
 
 
@@ -260,7 +268,7 @@ def read_sweep(source: str | os.PathLike[str] | Mapping[str, Any]) -> SweepFile:
         >>> read_sweep({"out": "x", "models": ["baseline:repeat"], "benchmarks": {}, "limt": 3})
         Traceback (most recent call last):
         convbench_datasets.errors.ConvbenchError: sweep: 2 problems:
-          limt: unknown key; the keys of a sweep file: out, cache, sources, limit, retry_errors, max_error_rate, models, judges, benchmarks, base_url, concurrency, timeout, api_key_env, device, dtype, batch_size, batch_order
+          limt: unknown key; the keys of a sweep file: out, cache, sources, limit, retry_errors, max_error_rate, max_empty_rate, max_unparsed_rate, models, judges, benchmarks, base_url, concurrency, timeout, stall_timeout, api_key_env, device, dtype, batch_size, batch_order
           benchmarks: name at least one benchmark
     """
     if isinstance(source, Mapping):
@@ -278,14 +286,15 @@ def read_sweep(source: str | os.PathLike[str] | Mapping[str, Any]) -> SweepFile:
     retry_errors = data.get("retry_errors", False)
     if not isinstance(retry_errors, bool):
         problems.add("retry_errors", f"expected true or false, got {retry_errors!r}")
-    max_error_rate = _error_rate(data.get("max_error_rate", DEFAULT_MAX_ERROR_RATE), problems)
+    limits = {name: _rate(data.get(name, default), name, default, problems) for name, default in LIMIT_DEFAULTS.items()}
     defaults = _backend_options(FILE_TOP, data, "", problems)
     models = _endpoints(data.get("models"), "models", defaults, problems, required=True)
     judges = _endpoints(data.get("judges"), "judges", defaults, problems) if "judges" in data else []
     cells = _cells(data.get("benchmarks"), models, judges, "judges" in data, defaults, limit,
                    bool(retry_errors), sources, problems)
     for cell in cells:
-        cell.max_error_rate = max_error_rate
+        for name, value in limits.items():
+            setattr(cell, name, value)
         cell.concurrency = defaults.get("concurrency")  # throughput only: not in the cell's hash
     problems.check()
     _check_folders(cells, problems)
@@ -296,13 +305,14 @@ def read_sweep(source: str | os.PathLike[str] | Mapping[str, Any]) -> SweepFile:
     return SweepFile(label, Path(out), cache, sources, cells, " x ".join(counts))  # type: ignore[arg-type]
 
 
-def _error_rate(value: Any, problems: Problems) -> float:
-    """The top-level ``max_error_rate``: a share of rows from 0 to 1 (as ``convbench run --max-error-rate``)."""
+def _rate(value: Any, name: str, default: float, problems: Problems) -> float:
+    """A top-level limit (``max_error_rate``...): a share from 0 to 1 (as ``convbench run --max-error-rate``)."""
     try:
-        return checked_rate(value)
+        return checked_rate(value, name)
     except ConvbenchError:
-        problems.add("max_error_rate", f"expected a share of rows from 0 to 1 (0.05 is 5%), got {value!r}")
-        return DEFAULT_MAX_ERROR_RATE
+        what = "rows" if name == "max_error_rate" else "answers"
+        problems.add(name, f"expected a share of {what} from 0 to 1 (0.05 is 5%), got {value!r}")
+        return default
 
 
 def _path(data: Mapping[str, Any], key: str, problems: Problems, required: bool = False) -> str | None:
@@ -377,6 +387,13 @@ def _endpoint(entry: Any, where: str, defaults: dict[str, Any], problems: Proble
         problems.add(f"{where}.model_id", f"applies to {served_kinds()} models only, not {spec}")
     if options.get("params") and spec.startswith("baseline:"):
         problems.add(f"{where}.params", f"{spec} sends no requests: request parameters do not apply to it")
+    if options.get("params") and spec.startswith("anthropic:"):  # what the backend refuses when the run starts
+        from ..engine.backends.anthropic_api import check_fields
+
+        try:
+            check_fields(spec, options["params"])
+        except ConvbenchError as err:
+            problems.add(f"{where}.params", str(err).removeprefix(f"{spec}: "))
     name = entry.get("name")
     if name is not None and (not isinstance(name, str) or slug(name) != name):
         problems.add(f"{where}.name", f"a folder name of letters, digits and . _ + - (at most {MAX_NAME}), got {name!r}")

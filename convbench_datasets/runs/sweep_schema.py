@@ -9,7 +9,7 @@ key pasted in the wrong place) is never echoed back. A benchmark's block is chec
 
 Example:
     >>> problems(MODEL_ENTRY, {"spec": "openai:m", "base_url": "", "api_kye_env": "X"}, "models[1]")
-    ['models[1].base_url: expected a URL, a comma list of replicas or a list of them, got an empty string', "models[1].api_kye_env: unknown key; a model's keys: spec, name, model_id, params, base_url, concurrency, timeout, api_key_env, device, dtype, batch_size, batch_order"]
+    ['models[1].base_url: expected a URL, a comma list of replicas or a list of them, got an empty string', "models[1].api_kye_env: unknown key; a model's keys: spec, name, model_id, params, base_url, concurrency, timeout, stall_timeout, api_key_env, device, dtype, batch_size, batch_order"]
 """
 
 from __future__ import annotations
@@ -25,8 +25,8 @@ from ..engine.backends.roles import OptionProblem, check_option, role_options
 DEFAULT_KEYS = tuple(name for name, option in role_options() if option.sweep_default)
 OWN_KEYS = tuple(name for name, option in role_options() if option.sweep and not option.sweep_default)
 MODEL_KEYS = ("spec", "name", *OWN_KEYS, *DEFAULT_KEYS)
-FILE_KEYS = ("out", "cache", "sources", "limit", "retry_errors", "max_error_rate", "models", "judges", "benchmarks",
-             *DEFAULT_KEYS)
+FILE_KEYS = ("out", "cache", "sources", "limit", "retry_errors", "max_error_rate", "max_empty_rate", "max_unparsed_rate",
+             "models", "judges", "benchmarks", *DEFAULT_KEYS)
 
 
 def _checked(name: str) -> Any:

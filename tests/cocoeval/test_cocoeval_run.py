@@ -9,6 +9,7 @@ from pathlib import Path
 import pytest
 
 from convbench_datasets.engine import Backend, Generation, GenerationParams
+from convbench_datasets.engine.error_rate import TooManyErrors
 from convbench_datasets.runs.api import run_cocoeval
 from tests.support.cocoeval_script import answer as simulated_reply
 from tests.support.cocoeval_script import asked, first_speaker, is_simulation, user_text
@@ -71,13 +72,18 @@ def test_tiny_local_model_runs_end_to_end(cocoeval_built: Path, tmp_path: Path) 
     from tests.support.tiny_models import build_tiny_lm
 
     spec = f"hf:{build_tiny_lm(tmp_path / 'lm')}"
-    run = run_cocoeval(model=spec, judge=spec, out=tmp_path / "run", config="qmsum_product", limit=2, turns_per_call=30,
-                       max_new_tokens=8, judge_max_new_tokens=8, dataset=cocoeval_built, cache=tmp_path / "c.sqlite",
-                       backend_options={"device": "cpu"}, n_bootstrap=10, progress=False)
     # A random-weight model writes no "Speaker: utterance" line. Its replies are cut at 8 tokens (asked again
     # at 16) or stop early, by chance of the prompt; either way every simulation stops (cut twice, or
     # unusable after a repair), is counted, and nothing is compared; the human continuations are still
-    # judged (and fail to parse, counted too).
+    # judged (and fail to parse, counted too). A run that compares nothing writes its folder, then fails.
+    unmeasured = r"^0 of 2 instances compared \(.+\): this run measured nothing$"
+    with pytest.raises(TooManyErrors, match=unmeasured) as caught:
+        run_cocoeval(model=spec, judge=spec, out=tmp_path / "run", config="qmsum_product", limit=2, turns_per_call=30,
+                     max_new_tokens=8, judge_max_new_tokens=8, dataset=cocoeval_built, cache=tmp_path / "c.sqlite",
+                     backend_options={"device": "cpu"}, n_bootstrap=10, progress=False,
+                     max_unparsed_rate=1)  # the random judge's answers cannot be read, on purpose (see below)
+    run = caught.value.result
+    assert (tmp_path / "run" / "results.json").is_file() and caught.value.total == 2
     excluded = run.results["excluded"]
     assert run.results["n"] == 2 and excluded["simulation_cut"] + excluded["simulation_incomplete"] == 2
     assert run.results["n_compared"] == 0 and all(r["simulated"] == [] for r in run.records)
@@ -196,8 +202,13 @@ def test_a_cut_reply_is_asked_again_with_twice_the_limit(cocoeval_built: Path, t
 
 
 def test_a_reply_cut_twice_is_a_counted_failure(cocoeval_built: Path, tmp_path: Path) -> None:
-    run = run_cocoeval(model=Cutting(enough=10**6), judge=Scripted(), out=tmp_path / "run", config="qmsum_committee",
-                       limit=2, dataset=cocoeval_built, cache=tmp_path / "c.sqlite", n_bootstrap=20, progress=False)
+    # no instance is compared: the run writes its folder, then fails (it measured nothing)
+    with pytest.raises(TooManyErrors, match=r"^0 of 2 instances compared \(simulation_cut 2\): this run measured "
+                                            r"nothing$") as caught:
+        run_cocoeval(model=Cutting(enough=10**6), judge=Scripted(), out=tmp_path / "run", config="qmsum_committee",
+                     limit=2, dataset=cocoeval_built, cache=tmp_path / "c.sqlite", n_bootstrap=20, progress=False)
+    run = caught.value.result
+    assert (tmp_path / "run" / "results.json").is_file()
     # no cut turn is ever kept: both instances stop at their first reply, are counted and left out
     assert all(r["simulated"] == [] and not r["simulation_complete"] for r in run.records)
     assert run.results["excluded"]["simulation_cut"] == 2 and run.results["excluded"]["simulation_incomplete"] == 0

@@ -135,7 +135,8 @@ def test_a_run_with_an_anthropic_judge(tmp_path: Path, nc_built: Path) -> None:
         assert main(["run", "nc", "--model", "baseline:repeat", "--judge", "anthropic:claude-echo",
                      "--judge-base-url", url, "--out", str(tmp_path / "r"), "--dataset", str(nc_built),
                      "--limit", "3", "--no-progress", "--cache", str(tmp_path / "c.sqlite"),
-                     "--max-error-rate", "1"]) == 0
+                     # claude-echo echoes the prompt: no judge answer is a label (tests/support/anthropic_server.py)
+                     "--max-error-rate", "1", "--max-unparsed-rate", "1"]) == 0
     signature = json.loads((tmp_path / "r" / "results.json").read_text())["signature"]
     assert signature["judge_identity"] == {"kind": "anthropic", "model": "claude-echo", "base_url": url}
     assert len(state.bodies) == 3 and all(b["max_tokens"] > 0 and "system" not in
@@ -151,7 +152,8 @@ def test_model_id_names_an_anthropic_model_for_the_cache(tmp_path: Path, nc_buil
         assert main(["run", "nc", "--model", "anthropic:claude-echo", "--model-id", "claude-v1", "--base-url", url,
                      "--judge", "anthropic:claude-echo", "--judge-model-id", "judge-v1", "--out", str(tmp_path / name),
                      "--dataset", str(nc_built), "--limit", "3", "--no-progress", "--cache", str(tmp_path / "c.sqlite"),
-                     "--max-error-rate", "1"]) == 0
+                     # the echoing judge answers no label (tests/support/anthropic_server.py): none can be read
+                     "--max-error-rate", "1", "--max-unparsed-rate", "1"]) == 0
         return json.loads((tmp_path / name / "results.json").read_text())
 
     with anthropic_server() as (first_url, first), anthropic_server() as (second_url, second):
@@ -160,3 +162,23 @@ def test_model_id_names_an_anthropic_model_for_the_cache(tmp_path: Path, nc_buil
     assert one["signature"]["judge_identity"] == {"kind": "anthropic", "model": "claude-echo", "model_id": "judge-v1"}
     assert len(first.bodies) == 6 and second.bodies == []  # 3 generations, 3 judgements; then all from the cache
     assert two["stats"]["model_calls"] == two["stats"]["judge_calls"] == 0 and two["accuracy"] == one["accuracy"]
+
+
+@pytest.mark.parametrize("model", ["claude-truncated", "claude-html"])
+def test_a_malformed_reply_is_retried_never_a_stop_of_the_run(model: str, tmp_path: Path) -> None:
+    # reported: one truncated-JSON reply or one proxy's HTML page with status 200 stopped the whole run (a vague
+    # JSON error, or a traceback). The first reply per prompt is malformed: the retry gets the answer
+    with anthropic_server() as (url, state):
+        out, backend = _answers(model, url)
+    assert [out[i].text for i in range(3)] == ["hello", "please refuse this", "c"] and backend.retries == 3
+    assert len(state.bodies) == 6
+    # malformed every time: after the retries the prompt is left for a rerun (not stored), the others answered,
+    # as the openai backend does with malformed JSON
+    from convbench_datasets.engine.stage import RunIncomplete
+
+    with anthropic_server() as (url, state), ResponseCache(tmp_path / "c.sqlite") as store:
+        backend = backend_from_spec(f"anthropic:{model}-always", base_url=url, retry=FAST)
+        with pytest.raises(RunIncomplete, match=rf"^x: 3 of 3 requests to anthropic:{model}-always failed \(first: "
+                                                rf"gave up after 3 attempts: malformed reply from {url}: "):
+            complete(backend, PROMPTS, GenerationParams(32), store, desc="x", progress=False)
+        assert store.stats()["errors"] == 0 and len(state.bodies) == 9

@@ -106,3 +106,24 @@ def test_a_sweep_file_refuses_user_info_and_a_key_as_the_variable_name() -> None
     assert "models[0].base_url: base URL http://host/v1 carries user-info" in message
     assert "api_key_env: api_key_env (--api-key-env) names" in message
     assert KEY not in message
+
+
+@pytest.mark.parametrize("name", ["gsk_8Hq2mZ0aLxQwErTy", "hf_AbCdEfGhIjKlMnOpQrStUv", "sk_live_51Hx", "Ab3dEf6hIj9kLm"])
+def test_a_key_that_is_a_valid_variable_name_is_never_shown_in_the_401_hint(name: str,
+                                                                              monkeypatch: pytest.MonkeyPatch) -> None:
+    # reported: a Groq or Hugging Face key given to --api-key-env is a valid variable name, was accepted, and was
+    # printed back in the hint of the server's 401 ("$gsk_... is not set")
+    from convbench_datasets.engine.backends.openai_compat import BackendError, OpenAICompatBackend
+    from tests.support.openai_server import ServerState, openai_server
+
+    monkeypatch.delenv(name, raising=False)
+    with openai_server(ServerState(require_key="the-right-key")) as (url, _):
+        with pytest.raises(BackendError) as caught:
+            OpenAICompatBackend("label", base_url=url, api_key_env=name).preflight()
+    assert "401" in str(caught.value) and name not in str(caught.value)
+    assert "the variable given to --api-key-env (not shown: it looks like a key) is not set" in str(caught.value)
+    # a variable's name is shown as it is
+    monkeypatch.delenv("MY_GROQ_KEY", raising=False)
+    with openai_server(ServerState(require_key="the-right-key")) as (url, _):
+        with pytest.raises(BackendError, match=r"\$MY_GROQ_KEY is not set"):
+            OpenAICompatBackend("label", base_url=url, api_key_env="MY_GROQ_KEY").preflight()

@@ -169,7 +169,8 @@ def test_judge_server_starts_before_generation_ends(tmp_path: Path, nc_built: Pa
     with openai_server(gen_state) as (gen_url, _), openai_server(judge_state) as (judge_url, _):
         kwargs = dict(model="openai:delay", judge="openai:delay", config="basic", limit=48, dataset=nc_built,
                       progress=False, backend_options={"base_url": gen_url, "concurrency": 4},
-                      judge_options={"base_url": judge_url, "concurrency": 4})
+                      judge_options={"base_url": judge_url, "concurrency": 4},
+                      max_unparsed_rate=1)  # the fake judge answers "I am not sure" on ~1 row in 6 (openai_server.py)
         run = run_nc(out=tmp_path / "run", cache=tmp_path / "a.sqlite", **kwargs)
         assert len(gen_state.arrived) == 48 and len(judge_state.arrived) == 48
         assert judge_state.arrived[0] < gen_state.arrived[-1]

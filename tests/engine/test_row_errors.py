@@ -29,7 +29,8 @@ def _rows(nc_built: Path, n: int) -> list[dict]:
 def _cli(url: str, nc_built: Path, tmp_path: Path, model: str, judge: str, *extra: str) -> list[str]:
     return ["run", "nc", "--config", "basic", "--limit", "30", "--model", model, "--judge", judge, "--base-url", url,
             "--dataset", str(nc_built), "--out", str(tmp_path / "run"), "--cache", str(tmp_path / "c.sqlite"),
-            "--no-progress", "--max-error-rate", "1", *extra]  # any share of errors: these tests count them
+            "--no-progress", "--max-error-rate", "1",  # any share of errors: these tests count them
+            "--max-unparsed-rate", "1", *extra]  # the fake judge answers "I am not sure" on ~1 row in 6
 
 
 def test_refused_generations_are_row_errors_and_not_asked_again(nc_built: Path, tmp_path: Path, capsys) -> None:
@@ -76,7 +77,8 @@ def test_judge_content_filter_counts_as_a_failure(nc_built: Path, tmp_path: Path
     with openai_server() as (url, state):
         run = run_nc(model="baseline:repeat", judge="openai:filtered", out=tmp_path / "run", config="basic", limit=30,
                      dataset=nc_built, cache=tmp_path / "c.sqlite", judge_options={"base_url": url}, progress=False,
-                     max_error_rate=1)
+                     max_error_rate=1,
+                     max_unparsed_rate=1)  # the fake judge answers "I am not sure" on ~1 row in 6 (openai_server.py)
     errors = [r for r in run.records if r["error"] is not None]
     assert errors and run.results["errors"] == len(errors) == 30 - sum(r["judge_finish_reason"] == "stop" for r in run.records)
     assert all(r["error"].startswith("judge: refused for this row: content filter") and not r["passed"] for r in errors)
@@ -130,7 +132,8 @@ def test_nico_identify_errors_score_as_failures(nico_built: Path, tmp_path: Path
     assert all(r["precision"] == 0.0 and r["recall"] == 0.0 for r in errors)
     assert any(not r["gold"] for r in errors)
     assert run.results["precision"] == pytest.approx(100 * sum(r["precision"] for r in run.records) / len(run.records))
-    assert main(["score", str(tmp_path / "run")]) == 0  # re-scoring applies the same rule
+    # re-scoring applies the same rule (and now the same error check: this run's errors are deliberate)
+    assert main(["score", str(tmp_path / "run"), "--max-error-rate", "1"]) == 0
     rescored = json.loads((tmp_path / "run" / "results.json").read_text(encoding="utf-8"))
     assert rescored["precision"] == run.results["precision"] and rescored["errors"] == len(errors)
 

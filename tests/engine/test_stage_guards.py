@@ -119,6 +119,7 @@ def test_later_backends_are_preflighted_before_the_first_request(tmp_path: Path)
 
 def test_a_cocoeval_judge_server_that_cannot_work_fails_before_the_simulation(cocoeval_built: Path,
                                                                              tmp_path: Path) -> None:
+    from convbench_datasets.engine.error_rate import TooManyErrors
     from convbench_datasets.errors import ConvbenchError
     from convbench_datasets.runs.api import run_cocoeval
     from tests.cocoeval.test_cocoeval_run import Scripted as Simulator
@@ -130,16 +131,23 @@ def test_a_cocoeval_judge_server_that_cannot_work_fails_before_the_simulation(co
                      config="iq2", limit=1, dataset=cocoeval_built, cache=tmp_path / "c.sqlite", n_bootstrap=10,
                      progress=False)
     assert simulator.calls == 0  # before the fix: the whole simulation ran first
+    # the label server answers an NC label, never CoCoEval's JSON: the one instance is not compared, a run that
+    # measured nothing (no limit accepts it), so the run writes its folder, then raises
+    unmeasured = r"^0 of 1 instances compared \(judge_unusable 1\): this run measured nothing$"
     with openai_server() as (url, state):
-        run_cocoeval(model=Simulator(), judge="openai:label", judge_options={"base_url": url}, out=tmp_path / "run",
-                     config="iq2", limit=1, dataset=cocoeval_built, cache=tmp_path / "c.sqlite", n_bootstrap=10,
-                     progress=False)
+        with pytest.raises(TooManyErrors, match=unmeasured):
+            run_cocoeval(model=Simulator(), judge="openai:label", judge_options={"base_url": url},
+                         out=tmp_path / "run", config="iq2", limit=1, dataset=cocoeval_built,
+                         cache=tmp_path / "c.sqlite", n_bootstrap=10, progress=False,
+                         max_unparsed_rate=1)  # its 1 answer of 1 cannot be read
         assert state.gets == 1
     # the judge server is gone, every answer is cached: the same run again needs no server at all
-    again = run_cocoeval(model=Simulator(), judge="openai:label", judge_options={"base_url": url}, out=tmp_path / "run",
-                         config="iq2", limit=1, dataset=cocoeval_built, cache=tmp_path / "c.sqlite", n_bootstrap=10,
-                         progress=False)
-    assert len(again.records) == 1
+    with pytest.raises(TooManyErrors, match=unmeasured) as caught:
+        run_cocoeval(model=Simulator(), judge="openai:label", judge_options={"base_url": url}, out=tmp_path / "run",
+                     config="iq2", limit=1, dataset=cocoeval_built, cache=tmp_path / "c.sqlite", n_bootstrap=10,
+                     progress=False, max_unparsed_rate=1)
+    again = caught.value.result
+    assert len(again.records) == 1 and (tmp_path / "run" / "results.json").is_file()
 
 
 def test_an_nc_judge_server_that_cannot_work_fails_before_generation(nc_built: Path, tmp_path: Path) -> None:

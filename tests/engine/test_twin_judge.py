@@ -65,7 +65,8 @@ def test_a_same_spec_served_judge_runs_beside_generation_with_one_preflight(tmp_
     state = ServerState(delay_seconds=0.02, answer=answer)
     with openai_server(state) as (url, _):
         kwargs = dict(model="openai:delay", judge="openai:delay", config="basic", limit=48, dataset=nc_built,
-                      progress=False, backend_options={"base_url": url, "concurrency": 4})
+                      progress=False, backend_options={"base_url": url, "concurrency": 4},
+                      max_unparsed_rate=1)  # label_for answers "I am not sure" on ~1 row in 6 (openai_server.py)
         run = run_nc(out=tmp_path / "run", cache=tmp_path / "a.sqlite", **kwargs)
         judged = [_is_judge(b) for b in state.bodies]
         assert len(judged) == 96 and sum(judged) == 48
@@ -89,5 +90,6 @@ def test_a_loop_fed_judge_keeps_its_own_concurrency(tmp_path: Path, nc_built: Pa
     with openai_server(gen) as (gen_url, _), openai_server(judge) as (judge_url, _):
         run_nc(model="openai:delay", judge="openai:delay", config="basic", limit=40, dataset=nc_built, progress=False,
                out=tmp_path / "run", cache=tmp_path / "a.sqlite", backend_options={"base_url": gen_url, "concurrency": 8},
-               judge_options={"base_url": judge_url, "concurrency": 3})
+               judge_options={"base_url": judge_url, "concurrency": 3},
+               max_unparsed_rate=1)  # the fake judge answers "I am not sure" on ~1 row in 6 (openai_server.py)
     assert judge.count() == 40 and judge.peak == 3  # at most its 3 in flight, and it used them all

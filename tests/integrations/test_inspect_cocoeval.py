@@ -23,6 +23,7 @@ from convbench_datasets.integrations.inspect._common import NO_OUTPUT  # noqa: E
 from convbench_datasets.runs.api import run_cocoeval  # noqa: E402
 from convbench_datasets.cocoeval.simulation import occurrences  # noqa: E402
 from convbench_datasets.engine.backends import Generation  # noqa: E402
+from convbench_datasets.engine.error_rate import TooManyErrors  # noqa: E402
 from convbench_datasets.engine.backends.openai_compat import reply_error  # noqa: E402
 from tests.integrations.inspect_support import ScriptedBackend, inspect_model, pick, reported, run_inspect  # noqa: E402
 from tests.support.cocoeval_script import answer as reply, asked, first_speaker, is_simulation, user_text  # noqa: E402
@@ -161,18 +162,28 @@ def test_a_reply_that_is_no_answer_is_the_instance_s_error(cocoeval_built: Path,
     metrics = reported(log)
     assert (metrics["n"], metrics["n_compared"], metrics["errors"]) == (
         run.results["n"], run.results["n_compared"], run.results["errors"])
-    imported = import_inspect_log(log, tmp_path / "imported")
+    imported = import_inspect_log(log, tmp_path / "imported", max_error_rate=1)  # the same errors as the run's
     assert imported.records == run.records
 
 
 def test_a_sample_stopped_by_a_limit_is_an_error(cocoeval_built: Path, tmp_path: Path) -> None:
     # A token limit of 1 stops each simulation after its first reply: no continuation, nothing judged; each
-    # instance is an error (the scorer used to raise, failing the whole evaluation).
+    # instance is an error (the scorer used to raise, failing the whole evaluation). The imported run compares
+    # no instance: its folder is written, then the import fails, a higher --max-error-rate or not.
     log = run_inspect(cocoeval(config=CONFIG, dataset=str(cocoeval_built), n_bootstrap=0), inspect_model(simulator),
                       tmp_path / "logs", grader=inspect_model(judge, "mockllm/judge"), limit=2, token_limit=1)
     assert all(s.limit is not None and s.limit.type == "token" for s in log.samples)
     assert {s.scores["cocoeval_judge"].metadata["record"]["error"] for s in log.samples} == {NO_OUTPUT}
     assert reported(log) == {"n": 2, "n_compared": 0, "errors": 2}
-    imported = import_inspect_log(log, tmp_path / "imported")
+    nothing = r"0 of 2 instances compared \(errors 2\): this run measured nothing$"
+    with pytest.raises(TooManyErrors, match=r"^2 of 2 rows \(100\.0%\) ended in an error, more than the 5% "
+                                            r"--max-error-rate allows; .*; and " + nothing):
+        import_inspect_log(log, tmp_path / "failed")
+    assert (tmp_path / "failed" / "records.jsonl").is_file() and (tmp_path / "failed" / "results.json").is_file()
+    with pytest.raises(TooManyErrors, match="^" + nothing) as caught:
+        import_inspect_log(log, tmp_path / "imported", max_error_rate=1)
+    imported = caught.value.result  # the run its folder holds
+    assert imported.path == tmp_path / "imported" and (imported.path / "records.jsonl").is_file()
     assert [r["error"] for r in imported.records] == ["inspect: token limit (1)"] * 2
     assert (imported.results["errors"], imported.results["n_compared"]) == (2, 0)
+    assert json.loads((imported.path / "results.json").read_text())["errors"] == 2

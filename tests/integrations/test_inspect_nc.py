@@ -20,6 +20,7 @@ from inspect_ai.log import EvalLog  # noqa: E402
 
 from convbench_datasets.cli import main  # noqa: E402
 from convbench_datasets.errors import ConvbenchError  # noqa: E402
+from convbench_datasets.engine.error_rate import TooManyErrors  # noqa: E402
 from convbench_datasets.integrations.inspect import nc
 from convbench_datasets.runs.api import import_inspect_log# noqa: E402
 from convbench_datasets.integrations.inspect._common import NO_OUTPUT  # noqa: E402
@@ -55,7 +56,8 @@ def both_all(nc_built: Path, tmp_path_factory: pytest.TempPathFactory) -> tuple[
     log = run_inspect(nc(config="all", dataset=str(nc_built)), inspect_model(model_turn), tmp / "logs",
                       grader=inspect_model(judge_answer, "mockllm/judge"))
     run = run_nc(model=ScriptedBackend(model_turn), judge=ScriptedBackend(judge_answer, "judge"), out=tmp / "run",
-                 config="all", dataset=nc_built, cache=tmp / "c.sqlite", progress=False)
+                 config="all", dataset=nc_built, cache=tmp / "c.sqlite", progress=False,
+                 max_unparsed_rate=1)  # the script's judge answers some prose on purpose (compared, not a failed run)
     return log, run
 
 
@@ -97,7 +99,8 @@ def test_a_score_explains_the_judge_answer_and_labels(both_all: tuple[EvalLog, A
 
 def test_import_gives_the_run_convbench_writes(both_all: tuple[EvalLog, Any], tmp_path: Path) -> None:
     log, run = both_all
-    imported = import_inspect_log(log.location, tmp_path / "imported")
+    imported = import_inspect_log(log.location, tmp_path / "imported",
+                                  max_unparsed_rate=1)  # the script's prose judge answers, as in both_all's run
     for key in ("accuracy", "per_set", "per_pattern", "per_set_pattern", "per_task", "failure_breakdown",
                 "unparsed", "n", "passed", "errors", "row_ids"):
         assert imported.results[key] == run.results[key], key
@@ -119,9 +122,10 @@ def test_imported_run_scores_reports_and_compares(both_all: tuple[EvalLog, Any],
 
     log, run = both_all
     out = tmp_path / "imported"
-    assert main(["import-inspect", log.location, "--out", str(out)]) == 0
+    # --max-unparsed-rate 1: the script's judge answers some prose on purpose, as in both_all's run
+    assert main(["import-inspect", log.location, "--out", str(out), "--max-unparsed-rate", "1"]) == 0
     assert capsys.readouterr().out.startswith(f"accuracy {run.results['accuracy']:.1f}% over 720 rows")
-    assert main(["score", str(out)]) == 0
+    assert main(["score", str(out), "--max-unparsed-rate", "1"]) == 0
     assert json.loads((out / "results.json").read_text())["accuracy"] == run.results["accuracy"]
     table = nc_table(load_runs([out]))  # the paper's published columns beside the imported run
     assert "mockllm/model" in table.columns and any("(paper)" in str(c) for c in table.columns)
@@ -137,18 +141,19 @@ def test_other_rules_and_readings_match_convbench(nc_built: Path, tmp_path: Path
     # the default (paper, exact) is both_all's; each other combination gives inspect convbench's numbers too
     log = run_inspect(nc(config="basic", rules=rules, parsing=parsing, dataset=str(nc_built)), inspect_model(model_turn),
                       tmp_path / "logs", grader=inspect_model(judge_answer, "mockllm/judge"), limit=LIMIT)
+    # max_unparsed_rate=1 here and below: the script's judge answers some prose on purpose (compared, not failed)
     run = run_nc(model=ScriptedBackend(model_turn), judge=ScriptedBackend(judge_answer, "judge"), out=tmp_path / "run",
                  config="basic", rules=rules, parsing=parsing, limit=LIMIT, dataset=nc_built,
-                 cache=tmp_path / "c.sqlite", progress=False)
+                 cache=tmp_path / "c.sqlite", progress=False, max_unparsed_rate=1)
     exact = run_nc(model=ScriptedBackend(model_turn), judge=ScriptedBackend(judge_answer, "judge"),
                    out=tmp_path / "exact", config="basic", rules=rules, limit=LIMIT, dataset=nc_built,
-                   cache=tmp_path / "c.sqlite", progress=False)
+                   cache=tmp_path / "c.sqlite", progress=False, max_unparsed_rate=1)
     metrics = reported(log)
     assert metrics["accuracy"] == run.results["accuracy"] and metrics["unparsed"] == run.results["unparsed"]
     assert metrics["basic"] == run.results["per_set"]["basic"]
     # the lenient reading passes "answer" and "pre-closing" where the released aggregator's exact one fails them
     assert (run.results["accuracy"] > exact.results["accuracy"]) is (parsing == "lenient")
-    imported = import_inspect_log(log, tmp_path / "imported").results
+    imported = import_inspect_log(log, tmp_path / "imported", max_unparsed_rate=1).results
     assert (imported["signature"]["rules"], imported["signature"]["parsing"]) == (rules, parsing)
     assert imported["accuracy"] == run.results["accuracy"]
 
@@ -164,11 +169,12 @@ def test_convbench_judge_template_matches_convbench(nc_built: Path, tmp_path: Pa
                       tmp_path / "logs", grader=inspect_model(judge_seeing, "mockllm/judge"), limit=LIMIT)
     run = run_nc(model=ScriptedBackend(model_turn), judge=ScriptedBackend(judge_seeing, "judge"), out=tmp_path / "run",
                  config="basic", template="convbench", limit=LIMIT, dataset=nc_built, cache=tmp_path / "c.sqlite",
-                 progress=False)
+                 progress=False, max_unparsed_rate=1)  # the script's judge answers some prose on purpose
+    # (and the imported log below too: this test is about the judge prompt, not how many answers were read)
     assert len(prompts) == 2 * LIMIT and sorted(prompts[:LIMIT]) == sorted(prompts[LIMIT:])  # the same judge prompts
     assert "Labels:\n- " in prompts[0]  # convbench's wording, not the released one
     assert reported(log)["accuracy"] == run.results["accuracy"]
-    signature = import_inspect_log(log, tmp_path / "imported").results["signature"]
+    signature = import_inspect_log(log, tmp_path / "imported", max_unparsed_rate=1).results["signature"]
     assert signature["judge_template"] == run.results["signature"]["judge_template"] == "builtin"
     assert signature["judge_template_sha256"] == run.results["signature"]["judge_template_sha256"]
 
@@ -195,8 +201,8 @@ def test_a_failed_sample_is_a_counted_error_in_the_imported_run(nc_built: Path, 
 
     run = run_nc(model=Refusing(model_turn), judge=ScriptedBackend(judge_answer, "judge"), out=tmp_path / "run",
                  config="basic", limit=LIMIT, dataset=nc_built, cache=tmp_path / "c.sqlite", progress=False,
-                 max_error_rate=1)  # its errors are counted (and compared), not a failed run
-    imported = import_inspect_log(log, tmp_path / "imported")
+                 max_error_rate=1, max_unparsed_rate=1)  # its errors and the script's prose: counted, not failed
+    imported = import_inspect_log(log, tmp_path / "imported", max_error_rate=1, max_unparsed_rate=1)  # the same
     assert imported.results["errors"] == run.results["errors"] == len(errored)
     assert imported.results["accuracy"] == run.results["accuracy"]
     assert imported.results["per_set_pattern"] == run.results["per_set_pattern"]
@@ -216,8 +222,9 @@ def test_epochs_are_scored_each_then_averaged(both_all: tuple[EvalLog, Any], nc_
 
     log = run_inspect(nc(config="basic", dataset=str(nc_built)), inspect_model(model_turn), tmp_path / "logs",
                       grader=inspect_model(changing_judge, "mockllm/judge"), epochs=2, limit=LIMIT)
-    first = import_inspect_log(log, tmp_path / "epoch1", epoch=1).results
-    second = import_inspect_log(log, tmp_path / "epoch2", epoch=2).results
+    # max_unparsed_rate=1: the prose answers are the point here (in the second epoch, every one)
+    first = import_inspect_log(log, tmp_path / "epoch1", epoch=1, max_unparsed_rate=1).results
+    second = import_inspect_log(log, tmp_path / "epoch2", epoch=2, max_unparsed_rate=1).results
     # each row is judged once per epoch, once with the script's answer (in whichever epoch inspect ran
     # first) and once with prose that fails: together the epochs pass the rows the script passes
     script = sum(r["passed"] for r in both_all[1].records if r["set"] == "basic" and r["id"] < LIMIT)
@@ -264,7 +271,9 @@ def test_a_reply_that_is_no_answer_is_an_error_as_in_convbench_run(nc_built: Pat
         run = run_nc(model=OpenAICompatBackend("blank-length", base_url=url, retry=FAST),
                      judge=OpenAICompatBackend("filtered", base_url=url, retry=FAST), out=tmp_path / "run",
                      config="basic", limit=LIMIT, dataset=nc_built, cache=tmp_path / "c.sqlite", progress=False,
-                     max_error_rate=1)  # its errors are counted (and compared), not a failed run
+                     # its errors, the empty model replies and label_for()'s unreadable judge answers are the
+                     # server's on purpose: counted (and compared), not a failed run
+                     max_error_rate=1, max_empty_rate=1, max_unparsed_rate=1)
     errors = [r["error"] for r in run.records if r["error"]]
     assert any(e.startswith("model: ") for e in errors) and any(e.startswith("judge: ") for e in errors)
     assert 0 < run.results["accuracy"] < 100
@@ -276,7 +285,8 @@ def test_a_reply_that_is_no_answer_is_an_error_as_in_convbench_run(nc_built: Pat
     # a row whose model reply is no answer is not judged (as convbench run)
     assert all(s.metadata["judge_output"] == "" and s.value == "I" for s in scored.values()
                if (s.metadata["error"] or "").startswith("model: "))
-    imported = import_inspect_log(log, tmp_path / "imported")
+    accepted = {"max_error_rate": 1, "max_unparsed_rate": 1}  # as for the run: the server's faults, on purpose
+    imported = import_inspect_log(log, tmp_path / "imported", **accepted)
     for key in ("accuracy", "per_set_pattern", "errors", "unparsed", "passed", "n"):
         assert imported.results[key] == run.results[key], key
     assert [bool(r["error"]) for r in imported.records] == [bool(r["error"]) for r in run.records]
@@ -284,12 +294,13 @@ def test_a_reply_that_is_no_answer_is_an_error_as_in_convbench_run(nc_built: Pat
     for sample in log.samples:
         for key in ("error", "model_error", "judge_error"):
             del sample.scores["ncbench_judge"].metadata[key]
-    older = import_inspect_log(log, tmp_path / "older")
+    older = import_inspect_log(log, tmp_path / "older", **accepted)
     assert [r["error"] for r in older.records] == [r["error"] for r in imported.records]
     assert older.results["accuracy"] == run.results["accuracy"] and older.results["errors"] == run.results["errors"]
 
 
-def test_a_sample_stopped_by_a_limit_is_an_error(nc_built: Path, tmp_path: Path) -> None:
+def test_a_sample_stopped_by_a_limit_is_an_error(nc_built: Path, tmp_path: Path,
+                                                 capsys: pytest.CaptureFixture[str]) -> None:
     # The reviewer's case (/tmp/rv/limit.py): a message limit of 2 stops every sample (each transcript has
     # more messages) before the model answers. Each row is an error, not judged: accuracy 0, 10 errors.
     asked: list[str] = []
@@ -300,7 +311,18 @@ def test_a_sample_stopped_by_a_limit_is_an_error(nc_built: Path, tmp_path: Path)
     assert {s.scores["ncbench_judge"].metadata["error"] for s in log.samples} == {f"model: {NO_OUTPUT}"}
     metrics = reported(log)
     assert (metrics["accuracy"], metrics["errors"], metrics["n"], metrics["unparsed"]) == (0.0, 10, 10, 0)
-    imported = import_inspect_log(log, tmp_path / "imported")
+    # every row in error is over the 5% --max-error-rate: the imported folder is written, then the import fails
+    failed = (r"^10 of 10 rows \(100\.0%\) ended in an error, more than the 5% --max-error-rate allows; "
+              r"first: basic/0: model: inspect: message limit \(2\); the run folder .*failed is written with them")
+    with pytest.raises(TooManyErrors, match=failed) as caught:
+        import_inspect_log(log, tmp_path / "failed")
+    assert (caught.value.errors, caught.value.total, caught.value.result.path) == (10, 10, tmp_path / "failed")
+    assert (tmp_path / "failed" / "records.jsonl").is_file() and (tmp_path / "failed" / "results.json").is_file()
+    assert json.loads((tmp_path / "failed" / "results.json").read_text())["errors"] == 10
+    assert main(["import-inspect", log.location, "--out", str(tmp_path / "cli")]) == 1  # convbench import-inspect
+    assert "convbench: error: 10 of 10 rows (100.0%) ended in an error" in capsys.readouterr().err
+    assert (tmp_path / "cli" / "records.jsonl").is_file()
+    imported = import_inspect_log(log, tmp_path / "imported", max_error_rate=1)  # a higher limit accepts them
     assert {r["error"] for r in imported.records} == {"model: inspect: message limit (2)"}
     assert (imported.results["errors"], imported.results["accuracy"], imported.results["unparsed"]) == (10, 0.0, 0)
     assert all(r["labels"] == [] and r["response"] == "" for r in imported.records)

@@ -101,7 +101,8 @@ def test_score_from_lm_eval_needs_no_lm_eval(nc_built: Path, tmp_path: Path) -> 
         sys.modules["lm_eval"] = None  # as if not installed
         from convbench_datasets.cli import main
         sys.exit(main(["score", "--from-lm-eval", {str(samples)!r}, "--judge", "baseline:smoke-judge", "--out",
-                       {str(tmp_path / "run")!r}, "--dataset", {str(nc_built)!r}, "--no-progress"]))
+                       {str(tmp_path / "run")!r}, "--dataset", {str(nc_built)!r}, "--no-progress",
+                       "--max-empty-rate", "1"]))  # every answer is empty, on purpose (below)
     """)
     assert done.returncode == 0, done.stderr
     results = json.loads((tmp_path / "run" / "results.json").read_text(encoding="utf-8"))

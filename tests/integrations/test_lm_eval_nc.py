@@ -29,9 +29,11 @@ from tests.integrations.lm_eval_support import (  # noqa: E402
 )
 from tests.support.scripted import nc_turn  # noqa: E402
 
-# Model turns: nothing (Silence), the previous AGENT turn again (a Repeat), or canned turns.
+# Model turns: nothing (Silence), the previous AGENT turn again (a Repeat), or canned turns. One answer in five
+# is empty on purpose, over the 10% --max-empty-rate: the runs compared here pass --max-empty-rate 1.
 TURNS = ["", "REPEAT", "Sure, here it is.", "Could you say that again?", "Okay.\nAnything else?"]
-# Judge answers covering exact labels, spellings only the lenient reading accepts, and prose naming no label.
+# Judge answers covering exact labels, spellings only the lenient reading accepts, and prose naming no label
+# (unreadable on purpose, over the 10% --max-unparsed-rate: the runs judged by it pass max_unparsed_rate=1).
 JUDGE_ANSWERS = ["Repeat", "Answer", "answer", "Definition", "Silence, Other", "pre-closing", "Paraphrase\nExample",
                  "I cannot tell.", "Other", "DetailRequest"]
 RESULT_KEYS = ("accuracy", "per_set", "per_pattern", "per_set_pattern", "per_task", "failure_breakdown", "unparsed", "n",
@@ -82,10 +84,11 @@ def test_score_from_lm_eval_is_run_nc_on_the_same_answers(basic_samples: tuple[P
     assert [p.name for p in mine.iterdir()] == ["results.json"] and (mine / "results.json").read_text() == '{"mine": 1}'
     out = tmp_path / "from-lm-eval"
     assert main(["score", "--from-lm-eval", str(samples), "--judge", "baseline:smoke-judge", "--out", str(out),
-                 "--dataset", str(nc_built), "--cache", str(tmp_path / "c.sqlite"), "--no-progress"]) == 0
+                 "--dataset", str(nc_built), "--cache", str(tmp_path / "c.sqlite"), "--no-progress",
+                 "--max-empty-rate", "1"]) == 0  # TURNS' empty answers (Silence), on purpose
     backend = ScriptedBackend(model_turn)
     expected = run_nc(model=backend, judge="baseline:smoke-judge", out=tmp_path / "run", config="basic",
-                      dataset=nc_built, cache=tmp_path / "other.sqlite", progress=False)
+                      dataset=nc_built, cache=tmp_path / "other.sqlite", progress=False, max_empty_rate=1)
     from convbench_datasets.engine.run_folder import read_folder
 
     folder, records, written = read_folder(out)
@@ -105,7 +108,7 @@ def test_score_from_lm_eval_is_run_nc_on_the_same_answers(basic_samples: tuple[P
     assert harness["task"] == "convbench_nc_basic" and harness["samples"] == str(samples)
     assert harness["generation_kwargs"] == {"until": [], "max_gen_toks": 1024, "do_sample": False, "temperature": 0.0}
     # a normal run folder: convbench score re-scores it to the same numbers, and under other rules
-    assert main(["score", str(out)]) == 0
+    assert main(["score", str(out), "--max-empty-rate", "1"]) == 0  # the same empty answers, held to the same check
     assert json.loads((out / "results.json").read_text())["accuracy"] == expected.results["accuracy"]
     assert json.loads((out / "results.json").read_text())["signature"]["harness"] == harness
 
@@ -114,20 +117,21 @@ def test_a_judge_model_and_limit_match_run_nc(nc_built: Path, tmp_path: Path) ->
     # the `all` config cut with --limit, a scripted judge, the released script's rules read leniently, in Python
     out = tmp_path / "lm-eval"
     run_lm_eval(["convbench_nc"], ScriptedLM(model_turn), metadata={"convbench_dataset": str(nc_built)}, limit=60, out=out)
+    accepted = {"max_empty_rate": 1, "max_unparsed_rate": 1}  # TURNS' empty answers and the judge's prose, on purpose
     ours = score_lm_eval_samples(samples_file(out, "convbench_nc"), judge=ScriptedBackend(judge_answer, "judge"),
                                  out=tmp_path / "ours", rules="released_script", parsing="lenient", dataset=nc_built,
-                                 cache=tmp_path / "c.sqlite", progress=False)
+                                 cache=tmp_path / "c.sqlite", progress=False, **accepted)
     theirs = run_nc(model=ScriptedBackend(model_turn), judge=ScriptedBackend(judge_answer, "judge"), out=tmp_path / "run",
                     config="all", limit=60, rules="released_script", parsing="lenient", dataset=nc_built,
                     cache=tmp_path / "d.sqlite",
-                    progress=False)
+                    progress=False, **accepted)
     _same_run(ours, theirs)
     assert ours.results["signature"]["limit"] == 60 and ours.results["unparsed"] > 0
     assert (ours.results["signature"]["rules"], ours.results["signature"]["parsing"]) == ("released_script", "lenient")
     # judge answers are cached as convbench run caches them: scoring again asks the judge nothing
     again = score_lm_eval_samples(samples_file(out, "convbench_nc"), judge=ScriptedBackend(judge_answer, "judge"),
                                   out=tmp_path / "again", rules="released_script", parsing="lenient", dataset=nc_built,
-                                  cache=tmp_path / "c.sqlite", progress=False)
+                                  cache=tmp_path / "c.sqlite", progress=False, **accepted)
     assert again.results["stats"]["judge_cache_hits"] == 60 and again.results["accuracy"] == ours.results["accuracy"]
 
 
@@ -137,10 +141,10 @@ def test_several_judges_as_in_convbench_run(basic_samples: tuple[Path, dict[str,
     out = tmp_path / "from-lm-eval"
     assert main(["score", "--from-lm-eval", str(samples), "--judge", "baseline:smoke-judge", "--judge", "baseline:silence",
                  "--out", str(out), "--dataset", str(nc_built), "--cache", str(tmp_path / "c.sqlite"), "--no-progress",
-                 "--parsing", "lenient"]) == 0
+                 "--parsing", "lenient", "--max-empty-rate", "1"]) == 0  # TURNS' empty answers, on purpose
     expected = run_nc(model=ScriptedBackend(model_turn), judge=["baseline:smoke-judge", "baseline:silence"],
                       out=tmp_path / "run", config="basic", dataset=nc_built, cache=tmp_path / "d.sqlite", progress=False,
-                      parsing="lenient")
+                      parsing="lenient", max_empty_rate=1)
     written = json.loads((out / "results.json").read_text(encoding="utf-8"))
     assert written["per_judge"] == expected.results["per_judge"]
     assert written["judge_agreement"] == expected.results["judge_agreement"]
@@ -161,7 +165,8 @@ def test_samples_that_are_not_the_rows_or_prompts_are_refused(basic_samples: tup
 
     def score(path: Path) -> None:
         score_lm_eval_samples(path, judge="baseline:smoke-judge", out=tmp_path / "run", dataset=nc_built,
-                              cache=tmp_path / "c.sqlite", progress=False)
+                              cache=tmp_path / "c.sqlite", progress=False,
+                              max_empty_rate=1)  # TURNS' empty answers, on purpose (the samples are the point)
 
     def tamper(lines: list[dict[str, Any]]) -> list[dict[str, Any]]:
         lines[4]["doc"]["acceptable_labels"] = ["Other"]
@@ -224,26 +229,37 @@ def test_too_many_judge_errors_fail_after_the_folder_is_written_with_its_harness
     from convbench_datasets.engine.error_rate import TooManyErrors
 
     samples, _, _ = basic_samples
+    # the error rate is this test's check: TURNS' empty answers and the judge's prose (on purpose) pass the others
+    others = {"max_empty_rate": 1, "max_unparsed_rate": 1}
     theirs = run_nc(model=ScriptedBackend(model_turn), judge=RefusingJudge(judge_answer, "judge"), out=tmp_path / "run",
-                    config="basic", dataset=nc_built, cache=tmp_path / "d.sqlite", progress=False, max_error_rate=1)
+                    config="basic", dataset=nc_built, cache=tmp_path / "d.sqlite", progress=False, max_error_rate=1,
+                    **others)
     errors = theirs.results["errors"]
     assert 0.05 * 180 < errors < 180
-    with pytest.raises(TooManyErrors) as caught:
+    with pytest.raises(TooManyErrors, match=rf"^{errors} of 180 rows \(.*\) ended in an error, more than the 5% "
+                                            r"--max-error-rate allows; first: ") as caught:
         score_lm_eval_samples(samples, judge=RefusingJudge(judge_answer, "judge"), out=tmp_path / "ours",
-                              dataset=nc_built, cache=tmp_path / "c.sqlite", progress=False)
+                              dataset=nc_built, cache=tmp_path / "c.sqlite", progress=False, **others)
     assert (caught.value.errors, caught.value.total) == (errors, 180)
     written = json.loads((tmp_path / "ours" / "results.json").read_text())
     assert written["errors"] == errors and written["signature"]["harness"]["samples_sha256"]
     _same_run(caught.value.result, theirs)
     accepted = score_lm_eval_samples(samples, judge=RefusingJudge(judge_answer, "judge"), out=tmp_path / "ours",
-                                     dataset=nc_built, cache=tmp_path / "c.sqlite", progress=False, max_error_rate=0.5)
+                                     dataset=nc_built, cache=tmp_path / "c.sqlite", progress=False, max_error_rate=0.5,
+                                     **others)
     _same_run(accepted, theirs)
-    # the flag goes with --from-lm-eval only (there, a run without errors passes even 0)
+    # a run without errors passes even 0 (the smoke judge is a baseline: no unread answers to count)
     assert main(["score", "--from-lm-eval", str(samples), "--judge", "baseline:smoke-judge", "--out",
                  str(tmp_path / "smoke"), "--dataset", str(nc_built), "--cache", str(tmp_path / "c.sqlite"),
-                 "--no-progress", "--max-error-rate", "0"]) == 0
-    assert main(["score", str(tmp_path / "ours"), "--max-error-rate", "1"]) == 1
-    assert "--max-error-rate go with --from-lm-eval" in capsys.readouterr().err
+                 "--no-progress", "--max-error-rate", "0", "--max-empty-rate", "1"]) == 0
+    # `convbench score RUNDIR` now takes the flags too (it used to refuse them, "--max-error-rate go with
+    # --from-lm-eval"): re-scoring the folder holds it to the same checks
+    capsys.readouterr()
+    assert main(["score", str(tmp_path / "ours"), "--max-empty-rate", "1", "--max-unparsed-rate", "1"]) == 1
+    assert f"convbench: error: {errors} of 180 rows " in capsys.readouterr().err
+    assert main(["score", str(tmp_path / "ours"), "--max-error-rate", "1", "--max-empty-rate", "1",
+                 "--max-unparsed-rate", "1"]) == 0
+    assert json.loads((tmp_path / "ours" / "results.json").read_text())["errors"] == errors
 
 
 def test_nico_samples_and_missing_options_are_refused(nico_built: Path, tmp_path: Path,
@@ -278,7 +294,9 @@ def test_score_from_lm_eval_takes_judge_params(basic_samples: tuple[Path, dict[s
         assert main(["score", "--from-lm-eval", str(samples), "--judge", "openai:label", "--judge-base-url", url,
                      "--judge-param", "seed=3", "--judge-param", "top_p=0.5", "--judge-param", "temperature=null",
                      "--out", str(tmp_path / "run"), "--dataset", str(nc_built), "--cache", str(tmp_path / "c.sqlite"),
-                     "--no-progress", "--max-error-rate", "1"]) == 0
+                     "--no-progress", "--max-error-rate", "1",
+                     # TURNS' empty answers and label_for()'s unreadable answers, on purpose
+                     "--max-empty-rate", "1", "--max-unparsed-rate", "1"]) == 0
     assert state.count() == 180
     assert all(b["seed"] == 3 and b["top_p"] == 0.5 and "temperature" not in b for b in state.bodies)
     identity = json.loads((tmp_path / "run" / "results.json").read_text())["signature"]["judge_identity"]

@@ -49,6 +49,32 @@ def test_agreement_levels_and_intervals() -> None:
     assert agreement(labels_a, labels_b, n_bootstrap=500, seed=1) .label_kappa == result.label_kappa  # seeded
 
 
+def test_intervals_are_the_2_5_and_97_5_percentiles_of_the_seeded_resamples() -> None:
+    # The resamples drawn here as agreement draws them (default_rng(seed).integers(0, n, (n_bootstrap, n)): rows
+    # with replacement); each resample's kappa by the two-category formula (p_o - p_e) / (1 - p_e), p_e from
+    # the resample's marginals, NaN where p_e is 1; the bounds are numpy's 2.5th and 97.5th percentiles of the
+    # finite ones (a 90% interval would be the 5th and 95th).
+    import numpy as np
+
+    yes_a = np.array([x == "yes" for x in RATER_A])
+    yes_b = np.array([x == "yes" for x in RATER_B])
+    samples = np.random.default_rng(1).integers(0, 50, size=(500, 50))
+    a, b = yes_a[samples], yes_b[samples]
+    observed = (a == b).mean(axis=1)
+    p_a, p_b = a.mean(axis=1), b.mean(axis=1)
+    chance = p_a * p_b + (1 - p_a) * (1 - p_b)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        kappas = np.where(chance == 1.0, np.nan, (observed - chance) / (1 - chance))
+    kappa_low, kappa_high = np.percentile(kappas[np.isfinite(kappas)], [2.5, 97.5])
+    agree_low, agree_high = np.percentile(100 * observed, [2.5, 97.5])
+    result = agreement([[x.capitalize()] for x in RATER_A], [[x.capitalize()] for x in RATER_B], n_bootstrap=500, seed=1)
+    assert (result.label_kappa.low, result.label_kappa.high) == (pytest.approx(kappa_low), pytest.approx(kappa_high))
+    assert (result.label_agreement.low, result.label_agreement.high) == (pytest.approx(agree_low),
+                                                                         pytest.approx(agree_high))
+    narrower = np.percentile(kappas[np.isfinite(kappas)], [5, 95])  # the test tells the two apart on these draws
+    assert narrower[0] > kappa_low + 1e-6 and narrower[1] < kappa_high - 1e-6
+
+
 def test_first_label_versus_set_mode() -> None:
     a = [["Repeat", "Other"], ["Answer"]]
     b = [["Repeat"], ["Answer"]]

@@ -67,9 +67,11 @@ def test_released_template_refuses_whole_response_judging(nc_built, tmp_path):
 def test_judge_text_is_read_exactly_by_default_and_leniently_on_request(nc_built, tmp_path):
     # "repeat" (lower case) is no label to the released aggregator (case-sensitive pieces): by default no row
     # passes; the lenient reading takes it for Repeat, so the 20 basic Repeat Request rows pass.
-    exact = _run(tmp_path, nc_built, Recorder("repeat"), "exact", limit=None)
+    # read exactly, none of the judge's answers can be read: that is what this test reads them for
+    exact = _run(tmp_path, nc_built, Recorder("repeat"), "exact", limit=None, max_unparsed_rate=1)
     lenient = _run(tmp_path, nc_built, Recorder("repeat"), "lenient", limit=None, parsing="lenient")
-    script = _run(tmp_path, nc_built, Recorder("repeat"), "script", limit=None, rules="released_script")
+    script = _run(tmp_path, nc_built, Recorder("repeat"), "script", limit=None, rules="released_script",
+                  max_unparsed_rate=1)
     assert not any(r["passed"] for r in exact.records) and not any(r["passed"] for r in script.records)
     repeat_rows = [r for r in lenient.records if r["pattern"] == "Repeat Request"]
     assert len(repeat_rows) == 20 and all(r["passed"] for r in repeat_rows) and lenient.results["passed"] == 20
@@ -77,7 +79,7 @@ def test_judge_text_is_read_exactly_by_default_and_leniently_on_request(nc_built
     assert (lenient.results["signature"]["rules"], lenient.results["signature"]["parsing"]) == ("paper", "lenient")
     assert (script.results["signature"]["rules"], script.results["signature"]["parsing"]) == ("released_script", "exact")
     # re-scoring keeps the run's reading
-    assert score_run(exact.path).results["passed"] == 0
+    assert score_run(exact.path, max_unparsed_rate=1).results["passed"] == 0
     assert score_run(lenient.path).results["passed"] == 20
     assert set(exact.results["per_task"]["basic"]) == {r["task"] for r in exact.records}
 
@@ -153,7 +155,7 @@ def test_old_runs_keep_the_lenient_reading_they_were_made_with(nc_built, tmp_pat
         results["signature"]["parsing"] = old
         results["signature"].pop("parsing_assumed", None)
         results_file.write_text(json.dumps(results))
-        again = score_run(run.path).results
+        again = score_run(run.path, max_unparsed_rate=1).results  # read exactly, no "repeat" can be read
         assert again["signature"]["parsing"] == {"convbench": "lenient", "released": "exact"}[old]
         assert again["passed"] == passed and "parsing_assumed" not in again["signature"]
     # --parsing exact re-reads the same answers as the released aggregator (no label named), and the
@@ -163,7 +165,7 @@ def test_old_runs_keep_the_lenient_reading_they_were_made_with(nc_built, tmp_pat
     results_file.write_text(json.dumps(results))
     assert main(["score", str(run.path), "--rules", rules]) == 0
     assert json.loads(results_file.read_text())["signature"]["parsing"] == "lenient"
-    assert main(["score", str(run.path), "--parsing", "exact"]) == 0
+    assert main(["score", str(run.path), "--parsing", "exact", "--max-unparsed-rate", "1"]) == 0  # as above
     exact = json.loads(results_file.read_text())
     assert exact["signature"]["parsing"] == "exact" and exact["passed"] == 0
     assert "parsing_assumed" not in exact["signature"] and exact["signature"]["rules"] == rules
@@ -233,3 +235,30 @@ def test_compare_warns_when_judge_prompts_differ(nc_built, tmp_path, capsys):
         assert main(["compare", str(a.path), str(b.path), "--resamples", "20"]) == 0
         err = capsys.readouterr().err
         assert ("the runs differ in parsing: 'exact' vs 'lenient'" in err) is warned, value
+
+
+@pytest.mark.parametrize("parsing", ["exact", "lenient"])
+def test_a_record_flags_the_labels_outside_its_rows_label_set(nc_built, tmp_path, parsing):
+    # The first 20 basic rows are the Definition Request rows (the upstream file's order): label set "repair"
+    # (patterns.yaml), which holds Definition but not ChoiceGiving (an "expansion" label). By hand: both labels
+    # read, ChoiceGiving flagged out of set, the row passes on Definition (the "definition" rule), and the
+    # run's out_of_set count is every row.
+    run = _run(tmp_path, nc_built, Recorder("Definition, ChoiceGiving"), parsing, limit=20, parsing=parsing)
+    assert {r["task"] for r in run.records} == {"definition request"}
+    assert {(tuple(r["labels"]), tuple(r["out_of_set"]), r["passed"]) for r in run.records} == {
+        (("Definition", "ChoiceGiving"), ("ChoiceGiving",), True)}
+    assert run.results["out_of_set"] == 20
+
+
+def test_lenient_records_fail_silence_beside_an_unrecognised_piece_as_the_tables_do(nc_built, tmp_path):
+    # "Silence, because the turn is empty": Silence, and a piece that names no label. Silence is acceptable only
+    # on the Sequence Closer and Sequence Abort rows (40 of basic's 180), where it must stand alone: the
+    # unrecognised piece beside it counts as talk (patterns.yaml's stand_alone_labels), so they fail; Silence
+    # passes nowhere else. By hand: no record passes, and the records agree with the tables row by row.
+    run = _run(tmp_path, nc_built, Recorder("Silence, because the turn is empty"), "silence", limit=None,
+               parsing="lenient")
+    closing = [r for r in run.records if r["pattern"] in ("Sequence Closer", "Sequence Abort")]
+    assert len(run.records) == 180 and len(closing) == 40
+    assert all(r["labels"] == ["Silence"] and r["unrecognised"] == ["because the turn is empty"] for r in closing)
+    assert [r for r in run.records if r["passed"]] == []
+    assert run.results["passed"] == 0 and run.results["per_pattern"]["Sequence Closer"] == 0.0

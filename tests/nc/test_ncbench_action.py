@@ -170,6 +170,19 @@ def test_unrecognised_pieces_count_as_talk_beside_silence() -> None:
     assert out["passed"] == 1 and out["unrecognised"] == 2
 
 
+@pytest.mark.parametrize("parsing", ["exact", "lenient"])
+def test_a_records_verdict_on_silence_beside_prose_is_the_tables(parsing: str) -> None:
+    # judge_row gives each record its verdict, score_actions the tables: both must fail "Silence, because..."
+    # on a closer row (by hand: the prose piece is a second piece beside the stand-alone Silence)
+    from convbench_datasets.nc.ncbench_action import judge_row
+
+    answer = "Silence, because the turn is empty"
+    parsed, passed = judge_row(answer, CLOSER, parsing=parsing)
+    assert parsed.labels == ("Silence",) and parsed.unrecognised == ("because the turn is empty",)
+    assert passed is False and score_actions([answer], [CLOSER], parsing=parsing)["passed"] == 0
+    assert not row_passes(["Silence"], CLOSER, ["because the turn is empty"]) and row_passes(["Silence"], CLOSER)
+
+
 def test_unknown_reference_labels_are_errors_not_zero_scores() -> None:
     with pytest.raises(ValueError, match=r"row 0: field 'references' names unknown label\(s\) \['repeat'\]"):
         score_actions(["Repeat"], [["repeat"]])

@@ -542,6 +542,19 @@ def test_a_refusal_is_no_answer_not_none(answer: str) -> None:
     assert out["refusals"] == 2 and out["none_answers"] == 0 and out["empty_answers"] == 0
 
 
+@pytest.mark.parametrize("answer", ["没有不自然的句子。\n抱歉，我无法判断。", "抱歉，我无法判断。\n以上对话中没有不自然的句子。",
+                                    "No unnatural sentences.\nI can't tell."])
+def test_a_none_answer_that_also_refuses_is_none_not_a_refusal(answer: str) -> None:
+    # The module's rule 5: an answer with no predicted sentence is "none" when a line said so, refused only when
+    # none did. By hand: the answer "none" on a clean dialogue scores P = R = 1, on one with a gold sentence 0.
+    reading = read_answer(answer)
+    assert (reading.none, reading.refused, reading.unanswered) == (True, False, False)
+    out = score_unnatural([answer, answer], [[], [CLAUSE]], dialogues=[TURNS, TURNS], return_rows=True)
+    assert [(r["precision"], r["recall"], r["refused"], r["none"]) for r in out["rows"]] == [
+        (1.0, 1.0, False, True), (0.0, 0.0, False, True)]
+    assert out["refusals"] == 0 and out["none_answers"] == 2 and out["empty_answers"] == 0
+
+
 def test_a_refusal_beside_named_sentences_is_a_comment_and_a_dialogue_sentence_stays_one() -> None:
     out = score_unnatural([f"我不太确定，但这句可能不自然：\n{CLAUSE}"], [[CLAUSE]], return_rows=True)
     assert out["rows"][0]["predicted"] == [CLAUSE] and out["f1"] == 100.0 and out["refusals"] == 0

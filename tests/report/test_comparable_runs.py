@@ -18,10 +18,13 @@ from tests.support.openai_server import ServerState, openai_server
 PARAM = "generator request parameters temperature=0.7 (--param; paper: none)"
 
 
-def _run(kind: str, out: Path, url: str, cache: Path, dataset: Path, *extra: str) -> dict:
-    judge = "openai:mistralai/Mistral-Large-Instruct-2411" if kind == "nc" else "openai:o4-mini"  # the papers' judges
+def _run(kind: str, out: Path, url: str, cache: Path, dataset: Path, *extra: str, judge: str | None = None) -> dict:
+    if judge is None:  # the papers' judges
+        judge = "openai:mistralai/Mistral-Large-Instruct-2411" if kind == "nc" else "openai:o4-mini"
+    # the fake server's NC judge answers "I am not sure" now and then on purpose: accept them, not what is tested
+    limits = ["--max-unparsed-rate", "1"] if kind == "nc" else []
     code = main(["run", kind, "--model", "openai:label", "--judge", judge, "--base-url", url, "--out", str(out),
-                 "--dataset", str(dataset), "--limit", "2", "--no-progress", "--cache", str(cache), *extra])
+                 "--dataset", str(dataset), "--limit", "2", "--no-progress", "--cache", str(cache), *limits, *extra])
     assert code == 0
     return json.loads((out / "results.json").read_text(encoding="utf-8"))["signature"]
 
@@ -48,6 +51,17 @@ def test_a_token_limit_sent_as_a_param_is_the_signatures_limit(tmp_path: Path, n
     (run,) = load_runs([tmp_path / "short"])
     assert nc_paper_differences(run) == ["16 new tokens (paper: 1024)", "only the first 2 rows (--limit)",
                                          "generator request parameters max_tokens=16 (--param; paper: none)"]
+
+
+def test_an_nc_run_with_another_token_limit_is_flagged(tmp_path: Path, nc_built: Path) -> None:
+    # --max-new-tokens 64: the generator is asked for 64 tokens, the signature records 64, and the report flags
+    # it against the paper's 1024 (its setup, paper_results.yaml), settings before rows (NCSettings' field order)
+    with openai_server() as (url, state):
+        signature = _run("nc", tmp_path / "short", url, tmp_path / "c.sqlite", nc_built, "--max-new-tokens", "64")
+    assert {b["max_tokens"] for b in state.bodies if b["model"] == "label"} == {64}
+    assert signature["generation"] == {"max_new_tokens": 64, "temperature": 0.0}
+    (run,) = load_runs([tmp_path / "short"])
+    assert nc_paper_differences(run) == ["64 new tokens (paper: 1024)", "only the first 2 rows (--limit)"]
 
 
 def _scripted(body: dict) -> str:
@@ -78,6 +92,23 @@ def test_cocoeval_param_and_a_four_source_build_are_flagged(tmp_path: Path, coco
     assert cocoeval_paper_differences(runs[0]) == ["only the first 2 rows (--limit)", *build]
     assert cocoeval_paper_differences(runs[1]) == ["only the first 2 rows (--limit)", PARAM, *build]
     assert hot["model_identity"]["params"] == {"temperature": 0.7}
+
+
+def test_cocoeval_flags_another_judge_and_the_source_conversation_bootstrap(tmp_path: Path,
+                                                                             cocoeval_built: Path) -> None:
+    # the paper's judge is o4-mini and its intervals resample its conversations (one per instance): a run judged
+    # by gpt-4.1 with --bootstrap-unit source_conversation says both, the judge first, then the settings (in
+    # CoCoEvalSettings' field order), the rows and the build (the mirror's four sources, as above)
+    with openai_server(ServerState(answer=_scripted)) as (url, _):
+        signature = _run("cocoeval", tmp_path / "other", url, tmp_path / "c.sqlite", cocoeval_built,
+                         "--bootstrap-unit", "source_conversation", judge="openai:gpt-4.1")
+    assert (signature["judge"], signature["bootstrap_unit"]) == ("openai:gpt-4.1", "source_conversation")
+    (run,) = load_runs([tmp_path / "other"])
+    differences = cocoeval_paper_differences(run)
+    assert differences[:3] == ["judge openai:gpt-4.1 (paper: o4-mini)",
+                               "intervals resample source_conversation (paper: its conversations, one per instance)",
+                               "only the first 2 rows (--limit)"]
+    assert len(differences) == 3 + 4 and differences[3].startswith("dataset built without sim, ncpc")
 
 
 def test_nico_flags_another_token_unit_and_a_limit(tmp_path: Path, nico_built: Path) -> None:

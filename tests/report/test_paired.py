@@ -40,3 +40,26 @@ def test_nc_comparison_per_pattern_and_row_matching() -> None:
     assert out["per_set"]["basic"]["difference"] == 50.0 and out["per_set_pattern"]["basic/Inquiry"]["difference"] == 0.0
     with pytest.raises(ValueError, match="did not score the same rows"):
         compare_nc_runs(a, b[:-1])
+
+
+def test_tied_resamples_count_in_both_tails() -> None:
+    # diff = [1, 0, 0, 0]: a resample's mean is 0 exactly when it never draws row 0 (chance (3/4)**4, about
+    # 0.32), else positive. Those ties count in both tails, so p = 2 * (1 + ties) / 1001, about 0.63; the ties
+    # counted from the same seeded draws as paired_test makes (default_rng(seed).integers(0, n, (resamples, n))).
+    import numpy as np
+
+    draws = np.random.default_rng(0).integers(0, 4, size=(1000, 4))
+    ties = int((draws != 0).all(axis=1).sum())
+    out = paired_test([1, 0, 0, 0], [0, 0, 0, 0], n_resamples=1000, seed=0)
+    assert out["p_bootstrap"] == pytest.approx(2 * (1 + ties) / 1001) and 0.55 < out["p_bootstrap"] < 0.72
+    assert not out["significant"]
+
+
+def test_significant_needs_both_p_values_below_five_percent() -> None:
+    # 3 rows, A = 1 and B = 0 on each: every bootstrap resample keeps the difference 1, so p_bootstrap is the
+    # smallest, 2 / 1001; a random swap keeps |mean difference| = 1 only if the three signs agree (chance 1/4),
+    # so p_randomization is about 0.25. The rule is max(p_bootstrap, p_randomization) < 0.05: not significant.
+    out = paired_test([1, 1, 1], [0, 0, 0], n_resamples=1000, seed=0)
+    assert out["p_bootstrap"] == pytest.approx(2 / 1001)
+    assert out["p_randomization"] == pytest.approx(0.25, abs=0.05)
+    assert not out["significant"]

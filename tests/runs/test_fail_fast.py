@@ -71,14 +71,17 @@ def test_an_echoed_key_appears_nowhere(nc_built: Path, tmp_path: Path, capsys) -
 
 
 def test_a_finished_run_reruns_offline_from_the_cache(nc_built: Path, tmp_path: Path) -> None:
+    accept = ("--max-unparsed-rate", "1")  # the fake judge's deliberate "I am not sure" answers: not what is tested
     with openai_server() as (url, state):
-        first = subprocess.run(_run(url, nc_built, tmp_path), capture_output=True, text=True, timeout=300)
+        first = subprocess.run(_run(url, nc_built, tmp_path, "openai:label", *accept), capture_output=True, text=True,
+                               timeout=300)
         assert first.returncode == 0, first.stderr
     # the server is gone: every answer is cached, so no preflight (and no request) is made. Several times: a
     # process that exits while a background thread is still importing C extensions can crash in teardown
     # (SIGSEGV; it did one time in two when a run imported its HTTP client in the background)
     for _ in range(3):
-        again = subprocess.run(_run(url, nc_built, tmp_path), capture_output=True, text=True, timeout=300)
+        again = subprocess.run(_run(url, nc_built, tmp_path, "openai:label", *accept), capture_output=True, text=True,
+                               timeout=300)
         assert again.returncode == 0, again.stderr
     assert state.gets == 1  # one preflight, by the first run
 

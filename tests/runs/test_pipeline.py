@@ -45,7 +45,8 @@ def test_tiny_hf_model_as_generator_and_judge(tiny_lm: Path, nc_built: Path, tmp
     spec = f"hf:{tiny_lm}"
     kwargs = dict(model=spec, judge=spec, config="rag", limit=12, dataset=nc_built, max_new_tokens=6,
                   judge_max_new_tokens=4, cache=tmp_path / "cache.sqlite", progress=False,
-                  backend_options={"device": "cpu", "batch_size": 4})
+                  backend_options={"device": "cpu", "batch_size": 4},
+                  max_unparsed_rate=1)  # a random-weight judge names no label: accepted, the pipeline is tested
     run = run_nc(out=tmp_path / "run", **kwargs)
     _check_well_formed(run, 12)
     assert run.stats["model_calls"] == 12 and run.stats["judge_calls"] == 12
@@ -104,7 +105,8 @@ def test_openai_pipeline_keeps_the_key_out_of_files(nc_built: Path, tmp_path: Pa
     with openai_server() as (url, state):
         code = main(["run", "nc", "--config", "basic", "--limit", "30", "--model", "openai:echo", "--judge",
                      "openai:label", "--base-url", url, "--api-key-env", "CONVBENCH_KEY", "--dataset", str(nc_built),
-                     "--out", str(tmp_path / "run"), "--cache", str(tmp_path / "cache.sqlite"), "--no-progress"])
+                     "--out", str(tmp_path / "run"), "--cache", str(tmp_path / "cache.sqlite"), "--no-progress",
+                     "--max-unparsed-rate", "1"])  # the fake judge's deliberate "I am not sure": accepted, not tested
     assert code == 0 and state.count() == 60 and set(state.authorizations) == {f"Bearer {secret}"}
     for path in [*tmp_path.rglob("*")]:
         if path.is_file():

@@ -90,7 +90,9 @@ def _nc_args(nc_built: Path, tmp_path: Path, url: str, name: str, *more: str) ->
 
 def test_convbench_run_concurrency_is_the_total(nc_built: Path, tmp_path: Path) -> None:
     with openai_server(ServerState(delay_seconds=0.2)) as (url, state):
-        assert main(_nc_args(nc_built, tmp_path, url, "run", "--concurrency", "3", "--max-error-rate", "1")) == 0
+        # the fake judge's deliberate "I am not sure" answers are accepted: the requests in flight are tested
+        assert main(_nc_args(nc_built, tmp_path, url, "run", "--concurrency", "3", "--max-error-rate", "1",
+                             "--max-unparsed-rate", "1")) == 0
     assert state.count(GEN) == state.count(JUDGE) == 12 and _overlapped(state)
     assert state.peak == 3
 
@@ -99,6 +101,7 @@ def test_a_sweep_files_concurrency_is_each_cells_total(nc_built: Path, tmp_path:
     with openai_server(ServerState(delay_seconds=0.2)) as (url, state):
         sweep = {"out": str(tmp_path / "sweep"), "cache": str(tmp_path / "c.sqlite"), "limit": 12,
                  "max_error_rate": 1, "concurrency": 2, "base_url": url, "api_key_env": "NO_SUCH_KEY_VAR",
+                 "max_unparsed_rate": 1,  # the fake judge's deliberate "I am not sure" answers: not what is tested
                  "models": [f"openai:{GEN}"], "judges": [f"openai:{JUDGE}"],
                  "benchmarks": {"nc": {"dataset": str(nc_built), "config": "basic"}}}
         path = tmp_path / "sweep.yaml"

@@ -53,14 +53,17 @@ def test_the_run_flags_are_the_configs_declarations() -> None:
 
     argv = ["run", "nico", "--model", "baseline:repeat", "--task", "open_domain", "--out", "o", "--cache", "c.sqlite",
             "--dataset", "d", "--sources", "s", "--no-progress", "--retry-errors", "--max-error-rate", "10%",
-            "--concurrency", "4", "--sample", "7", "--sample-seed", "2", "--shard", "1/3"]
+            "--max-empty-rate", "0.2", "--max-unparsed-rate", "1", "--concurrency", "4", "--sample", "7", "--sample-seed",
+            "2", "--shard", "1/3"]
     # the command line above gives each declared flag but --limit (it and --sample choose the rows two ways)
     assert {f.flag for _, f in run_flags()} - set(argv) == {"--limit"}
     run, rows = flag_values(_parser().parse_args(argv))
     assert run == {"out": "o", "cache": "c.sqlite", "dataset": "d", "sources": "s", "progress": False,
-                   "retry_errors": True, "max_error_rate": 0.1, "concurrency": 4}
+                   "retry_errors": True, "max_error_rate": 0.1, "max_empty_rate": 0.2, "max_unparsed_rate": 1.0,
+                   "concurrency": 4}
     assert rows == {"limit": None, "sample": 7, "sample_seed": 2, "shard": (1, 3)}
     # not given: each field's default (--sample-seed 0, --max-error-rate 5%, progress shown)
     run, rows = flag_values(_parser().parse_args([*argv[:8], "--limit", "3"]))
     assert run["progress"] is True and run["max_error_rate"] == 0.05 and rows["sample_seed"] == 0
+    assert (run["max_empty_rate"], run["max_unparsed_rate"]) == (0.1, 0.1)  # run_checks' defaults, 10% each
     assert rows["limit"] == 3 and rows["sample"] is None

@@ -199,6 +199,7 @@ def test_cocoeval_shards_merge_when_one_shard_compares_nothing(cocoeval_built: P
     # every instance of shard 2 fails to simulate (prose, no turns): its results have no comparison, yet the
     # shards are one run's and merge; the merged run counts all 4 instances (n) and the 2 compared
     from convbench_datasets.engine import Generation
+    from convbench_datasets.engine.error_rate import TooManyErrors
     from tests.cocoeval.test_cocoeval_run import Scripted
     from tests.support.cocoeval_script import is_simulation
 
@@ -210,8 +211,12 @@ def test_cocoeval_shards_merge_when_one_shard_compares_nothing(cocoeval_built: P
     options = {"config": "qmsum_committee", "limit": 4, "dataset": cocoeval_built, "n_bootstrap": 10, "progress": False}
     first = run_cocoeval(model=Scripted(), judge=Scripted(), out=tmp_path / "s1", shard=(1, 2),
                          cache=tmp_path / "c1.sqlite", **options)
-    second = run_cocoeval(model=Prose(), judge=Scripted(), out=tmp_path / "s2", shard=(2, 2),
-                          cache=tmp_path / "c2.sqlite", **options)
+    # a run that compares nothing fails its check, after its folder is written: that folder is the shard merged
+    with pytest.raises(TooManyErrors, match=r"0 of 2 instances compared .*measured nothing") as failed:
+        run_cocoeval(model=Prose(), judge=Scripted(), out=tmp_path / "s2", shard=(2, 2),
+                     cache=tmp_path / "c2.sqlite", **options)
+    second = failed.value.result
+    assert second.path == tmp_path / "s2" and (tmp_path / "s2" / "results.json").exists()
     assert first.results["n_compared"] == 2 and second.results["n_compared"] == 0
     merged = merge_runs([tmp_path / "s1", tmp_path / "s2"], tmp_path / "merged")
     assert (merged.results["n"], merged.results["n_compared"]) == (4, 2)

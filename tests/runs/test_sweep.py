@@ -166,8 +166,9 @@ benchmarks:
     lines = str(caught.value).splitlines()
     assert lines[0] == f"{path}: 13 problems:"
     assert [line.strip() for line in lines[1:]] == [
-        "limt: unknown key; the keys of a sweep file: out, cache, sources, limit, retry_errors, max_error_rate, models, judges, "
-        "benchmarks, base_url, concurrency, timeout, api_key_env, device, dtype, batch_size, batch_order",
+        "limt: unknown key; the keys of a sweep file: out, cache, sources, limit, retry_errors, max_error_rate, "
+        "max_empty_rate, max_unparsed_rate, models, judges, benchmarks, base_url, concurrency, timeout, stall_timeout, "
+        "api_key_env, device, dtype, batch_size, batch_order",
         "models[1]: unknown baseline 'nope'; choose one of silence, repeat, smoke-judge",
         "models[2].model_id: applies to openai: and anthropic: models only, not hf:x",
         "benchmarks.nc.max_new_tokens: expected a whole number of at least 1, got '12'",  # a string: never coerced

@@ -118,6 +118,7 @@ def test_changed_concurrency_keeps_a_finished_cell_and_a_changed_judge_runs_it_a
     monkeypatch.setenv("OPENAI_API_KEY", "unused")
     with openai_server(ServerState()) as (url, state), openai_server(ServerState()) as (replica, other):
         sweep = {"out": str(tmp_path / "sweep"), "cache": str(tmp_path / "c.sqlite"), "limit": 3, "concurrency": 2,
+                 "max_unparsed_rate": 1,  # the fake judge's deliberate "I am not sure" answers: not what is tested
                  "models": [{"spec": "openai:echo", "name": "echo", "model_id": "echo-v1", "base_url": url}],
                  "judges": [{"spec": "openai:label", "base_url": url}],
                  "benchmarks": {"nc": {"dataset": str(nc_built), "config": "basic"}}}

@@ -11,7 +11,11 @@ the API does not have (``presence_penalty``, ``max_completion_tokens``); a key o
 - ``claude-refuse``: 400 for the rows whose last message holds ``refuse``, else echo;
 - ``claude-refusal``: ``stop_reason: "refusal"`` with no text for those rows;
 - ``claude-empty-cut``: no text, ``stop_reason: "max_tokens"``, for those rows;
-- ``claude-missing``: 404 ``not_found_error`` for every request.
+- ``claude-missing``: 404 ``not_found_error`` for every request;
+- ``claude-surrogate``: for those rows, the echo with a lone surrogate (JSON ``\\ud800``) in it;
+- ``claude-empty``: ``content: []`` with ``stop_reason: "end_turn"`` for those rows; ``state.empty``: for every row;
+- ``claude-truncated`` / ``claude-html``: the first request per body gets, with status 200, a reply cut in the
+  middle of its JSON / an HTML page (a proxy's); later ones echo. ``-always`` after either: every request.
 Every request's JSON body is kept in ``state.bodies`` and the key it sent in ``state.keys``.
 """
 
@@ -37,6 +41,7 @@ class AnthropicState:
     bodies: list[dict] = field(default_factory=list)
     keys: list[str] = field(default_factory=list)
     gets: int = 0
+    empty: bool = False  # every reply is empty (content: [], end_turn)
     seen: set[str] = field(default_factory=set)
     lock: threading.Lock = field(default_factory=threading.Lock)
 
@@ -87,6 +92,12 @@ def _handler(state: AnthropicState) -> type[http.server.BaseHTTPRequestHandler]:
             model = request["model"]
             last = request["messages"][-1]["content"]
             hit = "refuse" in last
+            broken = model.removesuffix("-always")
+            if broken in ("claude-truncated", "claude-html") and (first or model.endswith("-always")):
+                body = (b'{"id": "msg_test", "type": "message", "content": [{"type": "te' if broken == "claude-truncated"
+                        else b"<html><body>502 Bad Gateway (proxy)</body></html>")
+                return send_reply(self, 200, body, {"Content-Type": "application/json" if broken == "claude-truncated"
+                                                    else "text/html"})
             if model == "claude-missing":
                 return self._error(404, "not_found_error", f"model: {model}")
             if model == "claude-overloaded" and first:
@@ -100,6 +111,10 @@ def _handler(state: AnthropicState) -> type[http.server.BaseHTTPRequestHandler]:
                 text, stop = "", "refusal"
             if model == "claude-empty-cut" and hit:
                 text, stop = "", "max_tokens"
+            if state.empty or (model == "claude-empty" and hit):
+                text = ""
+            if model == "claude-surrogate" and hit:
+                text = f"{last} \ud800 end"  # json.dumps escapes the lone surrogate: valid JSON, not valid text
             self._json(200, {"id": "msg_test", "type": "message", "role": "assistant", "model": model,
                              "content": [{"type": "text", "text": text}] if text else [],
                              "stop_reason": stop, "stop_sequence": None,

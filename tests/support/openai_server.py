@@ -188,10 +188,18 @@ def _handler(state: ServerState) -> type[http.server.BaseHTTPRequestHandler]:
             if state.broken == "404" or (state.strict_models and model not in state.models):
                 return self._json(404, {"error": {"message": f"The model `{model}` does not exist.",
                                                   "type": "NotFoundError", "code": 404}})
+            if state.broken == "500":  # a server whose model died: every request fails
+                return self._json(500, {"error": {"message": "the model is not running"}})
             if state.broken == "400":
                 return self._json(400, {"error": {"message": "bad request"}})
             if state.broken == "nochoices":
                 return self._json(200, {"id": "cmpl-test", "choices": []})
+            if kind == "surrogate" and hit:  # a lone surrogate, as JSON escapes it: valid JSON, not valid text
+                return self._json(200, {"choices": [{"index": 0, "finish_reason": "stop", "message": {
+                    "role": "assistant", "content": f"{label_for(messages)} \ud800 end"}}]})
+            if state.broken == "empty" or (kind == "empty" and hit):  # what a reasoning parser that moved it all leaves
+                return self._json(200, {"choices": [{"index": 0, "finish_reason": "stop", "message": {
+                    "role": "assistant", "content": "", "reasoning_content": "the answer is in here"}}]})
             if REASONING_MODEL.match(model):
                 return self._reasoning(request)
             if kind == "reject-param":

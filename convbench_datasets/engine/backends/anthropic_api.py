@@ -13,10 +13,13 @@ Anthropic's fields (``max_completion_tokens``, ``stop``) are refused, naming the
 countermeasure) is not in Anthropic's API: a request that would carry it is an error that says so.
 
 Errors, as the openai backend classifies them: 429 (its ``Retry-After`` honoured), 408, 409, 5xx and 529
-(overloaded) are retried, as are timeouts and dropped connections; 400, 413 and 422 are the row's refusal;
+(overloaded) are retried, as are timeouts, dropped connections and malformed replies (truncated JSON, a proxy's
+HTML page with status 200: retried, then the row's error, as the openai backend does); 400, 413 and 422 are the row's refusal;
 404 is the endpoint's (a model it does not serve); 401 and 403 stop the run. A reply is read from its
 ``content`` text blocks: ``stop_reason`` ``max_tokens`` is ``finish_reason`` ``length`` (an empty cut reply is
 asked again, then the row's error), ``refusal`` is refused for the row (as a content filter), the rest ``stop``.
+An empty reply (``content: []``) is treated as the openai backend treats one: never a judge's verdict, and a
+generator's answer only when a second replica agrees.
 
 Requests run on the openai backend's transport (:mod:`.transport`): the client's asynchronous form
 (``AsyncAnthropic``) on the process's HTTP event loop, with ``timeout`` a total deadline per attempt
@@ -48,10 +51,12 @@ from .openai_compat import (
     _InvalidReply,
     _int,
     _Missing,
+    _nonempty,
     _Retryable,
     _retry_after,
     _RowRefused,
     reply_error,
+    shown_key_env,
 )
 
 EXTRA_HINT = "the anthropic backend needs the official client: pip install 'convbench[anthropic]'"
@@ -67,7 +72,7 @@ _FINISH = {"max_tokens": "length", "end_turn": "stop", "stop_sequence": "stop", 
 _OPENAI_NAMES = {"max_completion_tokens": "max_tokens", "stop": "stop_sequences (a list of strings)"}
 
 
-def _check_fields(spec: str, params: dict[str, Any]) -> None:
+def check_fields(spec: str, params: dict[str, Any]) -> None:
     """Refuse request parameters Anthropic's API cannot take as given: OpenAI's names for its fields, and
     ``max_tokens`` left out (the API requires it)."""
     for name, theirs in _OPENAI_NAMES.items():
@@ -94,7 +99,7 @@ class AnthropicBackend(OpenAICompatBackend):
             raise ConvbenchError("anthropic backend needs a model name: anthropic:<model>")
         base_url = base_url or os.environ.get("ANTHROPIC_BASE_URL") or DEFAULT_URL
         super().__init__(model, base_url=base_url, api_key_env=api_key_env, **options)
-        _check_fields(self.spec, self.params or {})
+        check_fields(self.spec, self.params or {})
         self._anthropic = anthropic
         self._clients: dict[int, tuple[asyncio.AbstractEventLoop, Any]] = {}  # by endpoint: (its loop, client)
 
@@ -117,8 +122,8 @@ class AnthropicBackend(OpenAICompatBackend):
     def _key_hint(self) -> str:
         if os.environ.get(self.api_key_env):
             return ""
-        return (f" (no API key was sent: ${self.api_key_env} is not set; set it or name another variable with "
-                "--api-key-env)")
+        return (f" (no API key was sent: {shown_key_env(self.api_key_env)} is not set; set it or name another "
+                "variable with --api-key-env)")
 
     def _request(self, messages: Messages, params: GenerationParams) -> dict[str, Any]:
         system = [m["content"] for m in messages if m["role"] == "system"]
@@ -152,8 +157,9 @@ class AnthropicBackend(OpenAICompatBackend):
         if problem is not None:
             raise _InvalidReply(problem)
         usage = reply.get("usage") if isinstance(reply.get("usage"), dict) else {}
-        return Generation(text, prompt_tokens=_int(usage.get("input_tokens")),
-                          completion_tokens=_int(usage.get("output_tokens")), seconds=seconds, finish_reason=finish)
+        return _nonempty(Generation(text, prompt_tokens=_int(usage.get("input_tokens")),
+                                    completion_tokens=_int(usage.get("output_tokens")), seconds=seconds,
+                                    finish_reason=finish))
 
     async def _post_to(self, endpoint: Endpoint, body: bytes) -> dict[str, Any]:
         import json
@@ -165,7 +171,10 @@ class AnthropicBackend(OpenAICompatBackend):
             named = _named_fields(client)
             extra = {k: v for k, v in request.items() if k not in named}
             keywords = {k: v for k, v in request.items() if k in named}
-            return (await client.messages.create(**keywords, **({"extra_body": extra} if extra else {}))).model_dump()
+            reply = await client.messages.create(**keywords, **({"extra_body": extra} if extra else {}))
+            if not hasattr(reply, "model_dump"):  # a body that is not JSON (a proxy's HTML page): the client's text
+                raise _Malformed(reply)
+            return reply.model_dump()
 
         return await self._call(endpoint, create)
 
@@ -190,6 +199,12 @@ class AnthropicBackend(OpenAICompatBackend):
         shown = public_url(endpoint.url)
         try:
             return await transport.within(self.timeout, call(self._anthropic_client(endpoint)))
+        except (_Malformed, ValueError, anthropic.APIResponseValidationError) as err:
+            # truncated JSON, a page that is not JSON, a reply not shaped as the API's: retried, as the openai
+            # backend does, then the row's error; never a stop of the run. Redacted whole, then shortened.
+            said = err.body if isinstance(err, _Malformed) else str(err)
+            excerpt = repr(self._redact(" ".join(str(said).split())))[:80]
+            raise _Retryable(f"malformed reply from {shown}: {excerpt}") from None
         except asyncio.TimeoutError:
             raise _Retryable(f"no complete reply from {shown} within {self.timeout:g}s") from None
         except anthropic.APIStatusError as err:
@@ -223,6 +238,14 @@ class AnthropicBackend(OpenAICompatBackend):
             if running.is_running():
                 asyncio.run_coroutine_threadsafe(client.close(), running).result()
         super().close()
+
+
+class _Malformed(Exception):
+    """The client handed back text where a Messages API reply belongs (a body that is not JSON)."""
+
+    def __init__(self, body: Any) -> None:
+        super().__init__("not a Messages API reply")
+        self.body = body
 
 
 def _named_fields(client: Any) -> frozenset[str]:

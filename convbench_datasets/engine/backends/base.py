@@ -32,6 +32,8 @@ def parse_param(text: str, flag: str = "--param") -> tuple[str, Any]:
         return key, json.loads(value)
     except ValueError:
         return key, value
+    except RecursionError:  # a 50,000-deep list: no request field nests so, and Python's reader cannot follow it
+        raise ValueError(f"{flag} {key}=...: the value nests too deeply to read") from None
 
 
 def params_from_flags(values: Sequence[str] | None, flag: str = "--param") -> dict[str, Any] | None:
@@ -68,6 +70,8 @@ def check_params(params: Any, what: str = "params (--param / --judge-param)") ->
         value = params[key]
         try:
             json.dumps(value, allow_nan=False)
+        except RecursionError:
+            raise ConvbenchError(f"{what}: {key}=... nests too deeply to send") from None
         except (TypeError, ValueError):
             raise ConvbenchError(f"{what}: {key}={value!r} is not a JSON value (numbers, strings, true/false, "
                                  "lists, mappings; null leaves the field out)") from None
@@ -82,14 +86,21 @@ class GenerationParams:
     ``presence_penalty`` (OpenAI's meaning: subtracted once from the logit of every token already in
     the answer) is left out of :meth:`to_dict` when unset, so that cache keys made before it existed
     stay valid.
+
+    ``verdict``: the answers are a judge's verdicts, so an empty one is no answer (a served backend asks
+    again, then records the row's error; a stage reads any empty verdict as the row's error). A generator's
+    empty answer can be a real one (a benchmark may score silence). Not part of :meth:`to_dict`: it changes what counts
+    as an answer, never what the model is asked.
     """
 
     max_new_tokens: int = 1024
     temperature: float = 0.0
     presence_penalty: float | None = None
+    verdict: bool = False
 
     def to_dict(self) -> dict[str, Any]:
         values = asdict(self)
+        del values["verdict"]
         if self.presence_penalty is None:
             del values["presence_penalty"]
         return values

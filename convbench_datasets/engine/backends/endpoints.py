@@ -156,6 +156,7 @@ class Endpoint:
     last_pick: int = -1  # sequence number of the last time it was picked
     answered: int = 0  # requests it replied to
     reason: str = ""  # why it last left the rotation
+    missing: bool = False  # its last verdict was HTTP 404: it does not serve the model (until it answers again)
     # decayed tallies (see SPEED_HALF_LIFE): requests sent, replies, and request-seconds in flight
     recent_sent: float = 0.0
     recent_replies: float = 0.0
@@ -274,6 +275,8 @@ class EndpointPool:
                 endpoint.outstanding -= 1
                 if ok:
                     endpoint.recent_replies += 1
+                if ok is not None:
+                    endpoint.missing = missing and not ok
                 return self._verdict(endpoint, ok, unreachable or missing, reason)
         finally:
             if self._slots is not None:
@@ -303,6 +306,11 @@ class EndpointPool:
         """Put ``endpoint`` out of rotation for the cool-down (a preflight found it dead)."""
         with self._lock:
             self._take_out(endpoint, reason)
+
+    def all_missing(self) -> bool:
+        """Whether every endpoint's last verdict was HTTP 404: none serves the model, so no request can succeed."""
+        with self._lock:
+            return all(e.missing for e in self.endpoints)
 
     def live(self, exclude: Iterable[Endpoint] = ()) -> list[Endpoint]:
         """The endpoints in rotation now, less ``exclude``."""

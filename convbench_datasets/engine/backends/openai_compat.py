@@ -28,8 +28,19 @@ none left, the retry policy above applies unchanged (a 404 from every endpoint g
 answer that depends on the replica is never a per-row error: a refusal for the row is asked of
 another endpoint in rotation before it stands (when that one answers, the refusal counts as the first
 endpoint's failure), and a reply with no usable answer is a per-row error only when two endpoints, or
-the only one in rotation, gave none (a retry goes to another endpoint first). Everything else above
-(deadline, redaction, no redirects) holds for each endpoint. The preflight checks every endpoint: a dead one is left out
+the only one in rotation, gave none (a retry goes to another endpoint first).
+
+An empty reply (``content: ""`` with ``finish_reason: "stop"``, what a reasoning parser that moved the
+whole answer to ``reasoning_content`` or a chat template that ends at once produce) is never a judge's
+verdict (``GenerationParams.verdict``): retried like a reply with no usable answer, then the row's error.
+A generator's empty reply can be its real answer (a benchmark may score silence): it stands when the only
+endpoint gives it, or when a second endpoint in rotation answers empty too; when the second answers, the
+first endpoint's empty reply counts as its failure (enough of them take it out of rotation) and the
+second's answer is the row's, so one replica answering empty never writes its empties into the cache.
+Everything else above
+(deadline, redaction, no redirects) holds for each endpoint. When no endpoint has answered for ``stall_timeout``
+seconds (default 5 minutes), the next failed attempt stops the run with one line naming the endpoints: a server
+that died mid-run is not retried prompt by prompt for half an hour, and the same command resumes from the cache. The preflight checks every endpoint: a dead one is left out
 with a warning while another works. The cache identity is ``model_id`` when given (kind, model and
 ``model_id``, no URL), else kind, model and the URL for one endpoint (as before pools existed), else
 kind and model alone: the user vouches that the replicas serve the same weights.
@@ -93,6 +104,29 @@ from .endpoints import (
 
 DEFAULT_KEY_ENV = "OPENAI_API_KEY"
 _KEY_ENV_NAME = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
+# what a key looks like though it is a valid variable name: a provider's key prefix (Groq gsk_, Hugging Face hf_,
+# OpenAI/Stripe-style sk_/pk_/rk_, GitHub ghp_/gho_/github_pat_, xAI xai_, GitLab glpat), or a long run of mixed
+# letters and digits no variable name has
+_KEY_LIKE = re.compile(r"^(gsk|hf|sk|pk|rk|ghp|gho|ghs|github_pat|xai|glpat|key)_|[A-Za-z0-9]{24,}")
+
+
+def shown_key_env(name: str) -> str:
+    """How a message names the API key's variable: ``$NAME``, unless the name given looks like a key itself
+    (``gsk_...``, ``hf_...``: valid variable names too), which is never shown.
+
+    Example:
+        >>> shown_key_env("OPENAI_API_KEY"), shown_key_env("gsk_8Hq2mZ0aLx")
+        ('$OPENAI_API_KEY', 'the variable given to --api-key-env (not shown: it looks like a key)')
+    """
+    if _KEY_ENV_NAME.fullmatch(name) and not _KEY_LIKE.search(name) and not _mixed(name):
+        return f"${name}"
+    return "the variable given to --api-key-env (not shown: it looks like a key)"
+
+
+def _mixed(name: str) -> bool:
+    """Letters of both cases and digits together in one stretch of 12 or more: a key's, not a variable's."""
+    return any(len(part) >= 12 and any(c.islower() for c in part) and any(c.isupper() for c in part)
+               and any(c.isdigit() for c in part) for part in name.split("_"))
 RETRY_STATUS = {408, 409, 429, 500, 502, 503, 504}
 REDIRECT_STATUS = {301, 302, 303, 307, 308}  # refused: the key would go with the request to another host
 ROW_REFUSED_STATUS = {400, 413, 422}
@@ -180,6 +214,17 @@ class _InvalidReply(_Retryable):
     the only one in rotation, gave none)."""
 
 
+class _EmptyReply(_InvalidReply):
+    """A reply whose answer is empty though not cut: never a judge's verdict (retried, then the row's error,
+    as :class:`_InvalidReply`); a generator's answer only where a second endpoint in rotation answers empty
+    too, or none is left to ask (one replica's empty replies while another answers are that replica's fault).
+    ``generation``: the empty answer, kept for the generator's case."""
+
+    def __init__(self, generation: Generation, where: str = "") -> None:
+        super().__init__(f"reply is empty (finish_reason {generation.finish_reason!r}){where}")
+        self.generation = generation
+
+
 class _Missing(_Retryable):
     """HTTP 404: the endpoint does not serve the model or the route. It leaves the rotation at once and the
     request goes to another endpoint; once every endpoint has said so, the request gives up (not stored)."""
@@ -189,6 +234,9 @@ class _RowRefused(Exception):
     def __init__(self, reason: str, status: int | None = None) -> None:
         super().__init__(reason)
         self.status = status  # the HTTP status; None for a content filter (a verdict on the row itself)
+
+
+DEFAULT_STALL_TIMEOUT = 300.0  # seconds with no answer from any endpoint before a run stops (--stall-timeout)
 
 
 @dataclass(frozen=True)
@@ -216,6 +264,8 @@ class OpenAICompatBackend(Backend):
         timeout: total seconds per attempt (name lookup and connect included).
         cooldown, max_failures: how long an endpoint stays out of rotation, and after how many
             failures in a row it leaves it (a connection that cannot be made: at once).
+        stall_timeout: seconds with no answer from any endpoint (counted from the first request, or the last
+            reply) after which a failed attempt stops the run instead of being retried.
         params: request fields sent with every request (see :func:`request_fields`); in the identity.
     """
 
@@ -234,6 +284,7 @@ class OpenAICompatBackend(Backend):
         cooldown: float = DEFAULT_COOLDOWN,
         max_failures: int = DEFAULT_MAX_FAILURES,
         params: Mapping[str, Any] | None = None,
+        stall_timeout: float = DEFAULT_STALL_TIMEOUT,
     ) -> None:
         if not model:
             raise ConvbenchError("openai backend needs a model name: openai:<model>")
@@ -259,6 +310,8 @@ class OpenAICompatBackend(Backend):
         self.api_key_env = api_key_env
         self.concurrency = concurrency
         self.timeout = timeout
+        self.stall_timeout = check_seconds("stall timeout (--stall-timeout)", stall_timeout)
+        self._heard = _Heard()  # when an endpoint last answered (a twin shares it: the same servers)
         self.retry = retry or RetryPolicy()
         self.calls = 0
         self.retries = 0
@@ -380,7 +433,8 @@ class OpenAICompatBackend(Backend):
     def _key_hint(self) -> str:
         if os.environ.get(self.api_key_env):
             return ""
-        return f" (no API key was sent: ${self.api_key_env} is not set; set it or name another variable with --api-key-env)"
+        return (f" (no API key was sent: {shown_key_env(self.api_key_env)} is not set; set it or name another variable "
+                "with --api-key-env)")
 
     def generate(self, prompts: Sequence[Messages], params: GenerationParams) -> Iterator[tuple[int, Generation]]:
         with contextlib.closing(self.generate_batches(prompts, params)) as batches:
@@ -451,7 +505,8 @@ class OpenAICompatBackend(Backend):
         return {"model": self.model, "messages": messages, **request_fields(self.model, params, self.params)}
 
     def _read(self, reply: Any, seconds: float) -> Generation:
-        """The answer in a parsed reply; raises :class:`_InvalidReply` / :class:`_RowRefused` for none."""
+        """The answer in a parsed reply; raises :class:`_InvalidReply` / :class:`_RowRefused` for none, and
+        :class:`_EmptyReply` for an empty one (see :meth:`_post`)."""
         return _generation(reply, seconds, self._redact)
 
     async def _complete(self, messages: Messages, params: GenerationParams,
@@ -467,16 +522,21 @@ class OpenAICompatBackend(Backend):
         def read(reply: Any) -> Generation:
             return self._read(reply, time.perf_counter() - start)
 
+        self._heard.start()
         for attempt in range(self.retry.max_retries + 1):
             if stop.is_set():
                 return Generation("", seconds=time.perf_counter() - start, error="stopped before an answer")
             try:
-                return await self._post(body, read, failures)
+                generation = await self._post(body, read, failures, verdict=params.verdict)
+                self._heard.now()
+                return generation
             except _RowRefused as err:
+                self._heard.now()  # a reply: the server is there
                 return Generation("", seconds=time.perf_counter() - start, error=f"refused for this row: {err}",
                                   permanent=True, status=err.status)
             except _Retryable as err:
                 last_error = err
+                self._check_stall(err)
                 if attempt == self.retry.max_retries or self._missing_everywhere(failures):
                     break
                 self.retries += 1
@@ -493,10 +553,23 @@ class OpenAICompatBackend(Backend):
         return Generation("", seconds=time.perf_counter() - start, error=error,
                           permanent=self._unusable_for_the_row(last_error, failures))
 
+    def _check_stall(self, error: _Retryable) -> None:
+        """Stop the run (:class:`BackendError`) when no endpoint has answered for ``stall_timeout`` seconds: a
+        server that died is not retried request by request for half an hour. What arrived is cached, so the
+        same command resumes once the server is back."""
+        silent = self._heard.silent_for()
+        if silent > self.stall_timeout:
+            where = ", ".join(self.base_urls)
+            raise BackendError(f"no answer from {self.spec} at {where} for {silent:.0f}s (--stall-timeout "
+                               f"{self.stall_timeout:g}); last: {error}. The answers so far are cached: run the "
+                               "same command again once the server answers")
+
     def _missing_everywhere(self, failures: Sequence[tuple[Endpoint, _Retryable]]) -> bool:
-        """Whether every endpoint has answered this prompt with HTTP 404: waiting and asking again cannot help."""
+        """Whether every endpoint has answered HTTP 404, to this prompt or (its last verdict) to another: waiting
+        and asking again cannot help, so the prompt gives up at once, as with one endpoint."""
         missing = {id(endpoint) for endpoint, err in failures if isinstance(err, _Missing)}
-        return missing >= {id(endpoint) for endpoint in self._pool.endpoints}
+        return missing >= {id(endpoint) for endpoint in self._pool.endpoints} or (
+            bool(missing) and self._pool.all_missing())
 
     def _unusable_for_the_row(self, last_error: _Retryable | None, failures: Sequence[tuple[Endpoint, _Retryable]]) -> bool:
         """Whether a prompt that ended with no usable answer is the row's error (stored, not asked again):
@@ -519,7 +592,7 @@ class OpenAICompatBackend(Backend):
         return redact(text, [os.environ.get(self.api_key_env)])
 
     async def _post(self, body: bytes, read: Callable[[Any], Generation],
-                    failures: list[tuple[Endpoint, _Retryable]]) -> Generation:
+                    failures: list[tuple[Endpoint, _Retryable]], *, verdict: bool = False) -> Generation:
         """One chat attempt at the pool's choice of endpoint, its reply ``read`` into the answer (``read``
         raises for a reply that is no answer). ``failures``: this prompt's earlier failed attempts, whose
         endpoints are avoided while others are in rotation; each new failure is added to it.
@@ -527,20 +600,31 @@ class OpenAICompatBackend(Backend):
         An endpoint this attempt takes out of rotation hands the request at once to another in rotation
         (each at most once). A refusal for the row stands only when another endpoint in rotation refuses
         the request too, or none is left to ask: when the other answers, the refusal was the first
-        endpoint's fault and counts as its failure (enough of them take it out). The last failure is
-        raised for the caller's retry policy."""
+        endpoint's fault and counts as its failure (enough of them take it out). An empty answer is
+        doubted the same way for a generator; for a judge (``verdict``) it is no answer at all, a failure
+        of the endpoint that gave it. The last failure is raised for the caller's retry policy."""
         tried: list[Endpoint] = []
-        doubted: tuple[Endpoint, _RowRefused] | None = None  # a refusal waiting for another endpoint's word
+        # a refusal or a generator's empty answer, waiting for another endpoint's word
+        doubted: tuple[Endpoint, _RowRefused | _EmptyReply] | None = None
         while True:
-            # a refusal's second opinion must come from another endpoint; otherwise earlier failures are avoided too
+            # a second opinion must come from another endpoint; otherwise earlier failures are avoided too
             avoid = tried if doubted is not None else [*tried, *(endpoint for endpoint, _ in failures)]
             chosen = await self._pool.acquire_async(avoid=avoid)
-            verdict: bool | None = None
+            outcome: bool | None = None  # the endpoint's: it answered (True), failed (False), or not yet known
             try:
-                generation = read(await self._post_to(chosen, body))
-                verdict = True
+                try:
+                    generation = read(await self._post_to(chosen, body))
+                except _EmptyReply as empty:
+                    if verdict:
+                        raise  # a judge's empty reply is no verdict: the endpoint failed (below)
+                    tried.append(chosen)
+                    if doubted is None and self._pool.live(exclude=tried):
+                        doubted = (chosen, empty)  # asked of another endpoint before it stands
+                        continue
+                    generation = empty.generation  # the only endpoint left, or a second one, answers empty
+                outcome = True
             except _Retryable as err:
-                verdict = False
+                outcome = False
                 out = self._pool.release(chosen, False, unreachable=err.unreachable, missing=isinstance(err, _Missing),
                                          reason=str(err))
                 tried.append(chosen)
@@ -553,18 +637,21 @@ class OpenAICompatBackend(Backend):
                 if doubted is None and self._pool.live(exclude=tried):
                     doubted = (chosen, err)  # its verdict waits for the other endpoint's (released without one)
                     continue
-                verdict = True  # the server replied: the refusal is the row's
+                outcome = True  # the server replied: the refusal is the row's
                 if doubted is not None:
                     self._pool.settle(doubted[0], True)  # confirmed: both refused the row
                 raise
             except BackendError:
-                verdict = True  # the server replied: the key's refusal
+                outcome = True  # the server replied: the key's refusal
                 raise
             finally:
-                if verdict is not False:
-                    self._pool.release(chosen, verdict)
-            if doubted is not None:  # another endpoint answered what the first refused: the first's fault
-                self._pool.settle(doubted[0], False, reason=f"refused a request another endpoint answered ({doubted[1]})")
+                if outcome is not False:
+                    self._pool.release(chosen, outcome)
+            if doubted is not None:  # another endpoint answered: the first's refusal or empty answer was its fault
+                same = isinstance(doubted[1], _EmptyReply) and not generation.text.strip()
+                self._pool.settle(doubted[0], same, reason="" if same else
+                                  f"{'refused' if isinstance(doubted[1], _RowRefused) else 'answered empty'} a "
+                                  f"request another endpoint answered ({doubted[1]})")
             return generation
 
     async def _post_to(self, endpoint: Endpoint, body: bytes) -> dict[str, Any]:
@@ -626,6 +713,24 @@ class OpenAICompatBackend(Backend):
             self._http = None
             if running.is_running():
                 asyncio.run_coroutine_threadsafe(session.close(), running).result()
+
+
+class _Heard:
+    """When a backend's endpoints last answered (monotonic seconds): from its first request on, a reply of any
+    kind (an answer, a refusal) counts; failures do not."""
+
+    def __init__(self) -> None:
+        self.last: float | None = None
+
+    def start(self) -> None:
+        if self.last is None:
+            self.last = time.monotonic()
+
+    def now(self) -> None:
+        self.last = time.monotonic()
+
+    def silent_for(self) -> float:
+        return 0.0 if self.last is None else time.monotonic() - self.last
 
 
 def _unreachable(error: BaseException) -> bool:
@@ -703,13 +808,23 @@ def _generation(reply: Any, seconds: float, clean: Any = str) -> Generation:
         raise _InvalidReply(problem)  # asked again; if it stays empty, the row's error
     usage = reply.get("usage")
     usage = usage if isinstance(usage, dict) else {}
-    return Generation(
+    return _nonempty(Generation(
         text,
         prompt_tokens=_int(usage.get("prompt_tokens")),
         completion_tokens=_int(usage.get("completion_tokens")),
         seconds=seconds,
         finish_reason=finish,
-    )
+    ), message.get("reasoning_content") if isinstance(message, dict) else None)
+
+
+def _nonempty(generation: Generation, reasoning: Any = None) -> Generation:
+    """``generation``, or :class:`_EmptyReply` when its text is empty or blank (``reasoning``: the reply's
+    separate reasoning text, named in the reason when a reasoning parser moved everything there)."""
+    if generation.text.strip():
+        return generation
+    where = (", all of it in reasoning_content (a reasoning parser may have moved the answer there)"
+             if isinstance(reasoning, str) and reasoning.strip() else "")
+    raise _EmptyReply(generation, where)
 
 
 def reply_error(text: str | None, finish_reason: str | None) -> str | None:

@@ -121,6 +121,13 @@ def _seconds(value: Any) -> float:
         raise OptionProblem(str(err).removeprefix("timeout (--timeout) "), err) from None
 
 
+def _stall_seconds(value: Any) -> float:
+    try:
+        return check_seconds("stall_timeout (--stall-timeout)", value)
+    except CountError as err:
+        raise OptionProblem(str(err).removeprefix("stall_timeout (--stall-timeout) "), err) from None
+
+
 def _key_env(value: Any) -> str:
     from .openai_compat import key_env_problem
 
@@ -198,6 +205,9 @@ class ModelRole:
     timeout: float | None = _option(
         "seconds each request attempt may take in all before a retry (default 120)", SERVED, _seconds,
         flag="--timeout", type=_flag_seconds)
+    stall_timeout: float | None = _option(
+        "seconds with no answer from any of the role's servers before the run stops, its answers so far cached "
+        "(default 300)", SERVED, _stall_seconds, flag="--stall-timeout", type=_flag_seconds)
     api_key_env: str | None = _option(
         "environment variable holding the API key (default OPENAI_API_KEY)", SERVED, _key_env, flag="--api-key-env")
     device: str | None = _option("hf backends: cpu, cuda, cuda:1... (default: cuda if available)", LOCAL, _text,
