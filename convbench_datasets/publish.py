@@ -11,6 +11,7 @@ import hashlib
 import os
 import shutil
 import sys
+import warnings
 from pathlib import Path
 from typing import Any
 
@@ -126,14 +127,19 @@ def evaluate_modules_dir() -> Path:
     return Path(os.path.expanduser(modules)) / "evaluate_modules"
 
 
-def install_metrics(names: list[str] | None = None, namespace: str = "convbench") -> list[Path]:
-    """Place convbench's metric modules in evaluate's module cache, under the name that
-    ``evaluate.load("<namespace>/<name>")`` looks up when offline (evaluate 0.4's layout:
-    ``metrics/<namespace>--<name>/<sha256>/<name>.py``).
+OURS = ".convbench-metric"  # in each module folder convbench installs: what tells ours from another's
+CANONICAL = "evaluate-metric"  # the namespace a bare evaluate.load("<name>") looks up
 
-    Only convbench's own namespace is written: ``evaluate-metric--<name>``, where a bare
-    ``evaluate.load("<name>")`` looks, belongs to Hugging Face's official metrics, and a module of ours
-    there could shadow one of theirs of the same name."""
+
+def install_metrics(names: list[str] | None = None, namespace: str = "convbench") -> list[Path]:
+    """Place convbench's metric modules in evaluate's module cache, so that offline both
+    ``evaluate.load("<namespace>/<name>")`` and the bare ``evaluate.load("<name>")`` find them (evaluate 0.4's
+    layout: ``metrics/<namespace>--<name>/<sha256>/<name>.py``; a bare name is ``evaluate-metric--<name>``).
+
+    The canonical namespace belongs to Hugging Face's official metrics: only convbench's own names are written
+    there, each module folder marked as ours (:data:`OURS`), and a name under which the cache already holds a
+    module convbench did not install is left alone, with a warning saying so (``convbench/<name>`` still
+    loads ours)."""
     root = evaluate_modules_dir()
     available = sorted(p.name for p in bundled_dir("metrics").iterdir() if (p / f"{p.name}.py").is_file())
     chosen = names or available
@@ -145,15 +151,30 @@ def install_metrics(names: list[str] | None = None, namespace: str = "convbench"
         source = bundled_dir("metrics") / name
         module = (source / f"{name}.py").read_bytes()
         digest = hashlib.sha256(module).hexdigest()
-        for folder_name in (f"{namespace}--{name}",):
-            target = root / "metrics" / folder_name / digest
+        for space in (namespace, CANONICAL):
+            folder = root / "metrics" / f"{space}--{name}"
+            foreign = _foreign_modules(folder) if space == CANONICAL else []  # convbench's namespace is its own
+            if foreign:
+                warnings.warn(f"{foreign[0]} holds a module named {name!r} that convbench did not install: left "
+                              f"alone, so the bare evaluate.load({name!r}) loads that one; "
+                              f"evaluate.load('{namespace}/{name}') loads convbench's", stacklevel=2)
+                continue
+            target = folder / digest
             target.mkdir(parents=True, exist_ok=True)
             for package in (root, root / "metrics", target.parent, target):
                 (package / "__init__.py").touch(exist_ok=True)
             (target / f"{name}.py").write_bytes(module)
             for extra in ("README.md", "requirements.txt"):
                 shutil.copyfile(source / extra, target / extra)
+            (target / OURS).write_text(f"{name}\n", encoding="utf-8")
             installed.append(target)
     return installed
+
+
+def _foreign_modules(folder: Path) -> list[Path]:
+    """The module folders (one per hash) under ``folder`` that convbench did not install (no :data:`OURS`)."""
+    if not folder.is_dir():
+        return []
+    return sorted(p for p in folder.iterdir() if p.is_dir() and p.name != "__pycache__" and not (p / OURS).is_file())
 
 

@@ -123,3 +123,57 @@ def test_prompts_take_a_datasets_row_as_it_is(nc_built: Path, nico_built: Path) 
     prompt = render_prompt("dialog_completion", example)
     assert prompt == render_prompt("dialog_completion", named_example)
     assert named_example["interaction_type_zh"] in prompt  # the Chinese name, as the paper's prompt quotes it
+
+
+def test_names_take_their_ids_in_numeric_order_not_string_order() -> None:
+    # eleven names numbered "0".."10" in the card's YAML, listed out of order: as strings "10" < "2", as ids
+    # 2 < 10. By hand: id k is the k-th letter, so id 2 is "c" and id 10 is "k", both ways.
+    from convbench_datasets.class_labels import decode_rows
+
+    letters = "abcdefghijk"
+    numbered = {str(k): letters[k] for k in (10, 2, 0, 1, 9, 3, 4, 5, 6, 7, 8)}
+    coder = coder_of([{"name": "kind", "dtype": {"class_label": {"names": numbered}}}])
+    assert coder == {"kind": tuple(letters)}
+    assert decode_rows([{"kind": 2}, {"kind": 10}], coder, "x.parquet") == [{"kind": "c"}, {"kind": "k"}]
+    assert encode_rows([{"kind": "c"}, {"kind": "k"}], coder, "x/test") == [{"kind": 2}, {"kind": 10}]
+    # NC-Bench's 15 patterns (ids 0-14) as a build's card numbers them: the coder a build is read with keeps
+    # the features' order (datasets' own ClassLabel names, checked against patterns.yaml above)
+    from convbench_datasets.nc.schema import features
+
+    f = features()
+    assert coder_of(f._to_yaml_list())["pattern"] == tuple(f["pattern"].names)
+
+
+@pytest.mark.parametrize("value", [-1, -3, 3, True, "1"])
+def test_a_decoded_id_outside_the_names_is_refused(value: Any) -> None:
+    # three names: ids 0-2 only; -1 is no class (Python's names[-1] would quietly be the last name)
+    from convbench_datasets.class_labels import decode_rows
+
+    coder = {"kind": ("greeting", "farewell", "thanks")}
+    with pytest.raises(DataFormatError, match=r"^x\.parquet: row 0: field 'kind' must be a class id of its 3 names "
+                                              r"\(0-2\), got "):
+        decode_rows([{"kind": value}], coder, "x.parquet")
+
+
+def test_decoded_and_encoded_rows_share_no_dict_with_the_callers() -> None:
+    # decode_rows replaces each field of the rows it is given (documented: in place) with a new value, so a
+    # struct the caller holds is left as it was; encode_rows and named_fields return copies, the input untouched
+    from convbench_datasets.class_labels import decode_rows
+
+    coder = {"kind": ("greeting", "farewell"), "edit": {"kind": ("greeting", "farewell")}}
+    edit = {"kind": 1, "note": "x"}
+    decoded = decode_rows([{"kind": 0, "edit": edit}], coder, "x.parquet")
+    assert decoded == [{"kind": "greeting", "edit": {"kind": "farewell", "note": "x"}}]
+    decoded[0]["edit"]["note"] = "changed"
+    assert edit == {"kind": 1, "note": "x"}
+    named = {"kind": "farewell", "edit": {"kind": "greeting", "note": "y"}}
+    encoded = encode_rows([named], coder, "x/test")
+    assert encoded == [{"kind": 1, "edit": {"kind": 0, "note": "y"}}]
+    encoded[0]["kind"], encoded[0]["edit"]["note"] = 0, "changed"
+    assert named == {"kind": "farewell", "edit": {"kind": "greeting", "note": "y"}}
+    # named_fields: a row holding an id comes back as a new row, the caller's keeps its id
+    from convbench_datasets.class_labels import named_fields
+
+    given = {"id": 3, "set": 1}
+    assert named_fields(given, ["set"], lambda field: ("basic", "rag")) == {"id": 3, "set": "rag"}
+    assert given == {"id": 3, "set": 1}

@@ -8,6 +8,7 @@ from typing import Any
 
 from .._console import warn
 from ..counts import MAX_RESAMPLES, MAX_SEED, count_flag
+from ..scoring.paired import CORRECTIONS
 from ..settings import positive as _positive
 from ..errors import ConvbenchError
 from ._parsing import _command
@@ -56,6 +57,9 @@ def add_compare(commands: Any) -> None:
     compare.add_argument("--resamples", type=count_flag(1, MAX_RESAMPLES), default=1000,
                          help=f"bootstrap and randomisation resamples (default 1000, at most {MAX_RESAMPLES:,})")
     compare.add_argument("--seed", type=count_flag(0, MAX_SEED), default=0)
+    compare.add_argument("--correction", choices=CORRECTIONS, default="holm",
+                         help="adjust the p-values for the comparisons printed together: holm (default, the "
+                              "family-wise error), bh (Benjamini-Hochberg, the false discovery rate) or none")
 
 
 def add_import_inspect(commands: Any) -> None:
@@ -121,12 +125,22 @@ def _cmd_compare(args: argparse.Namespace) -> None:
         seen = [run_parsing(r.signature) if key == "parsing" else r.signature.get(key) for r in (a, b)]
         if seen[0] != seen[1]:
             warn(f"the runs differ in {key}: {seen[0]!r} vs {seen[1]!r}")
+    from ..scoring.paired import adjust_family
+
     result = compare_nc_runs(a.records, b.records, n_resamples=args.resamples, seed=args.seed)
-    print(f"{a.name} - {b.name} (accuracy points, {result['overall']['n']} rows)")
-    for name, test in [("overall", result["overall"]), *result["per_set"].items(), *result["per_set_pattern"].items()]:
+    family = [("overall", result["overall"]), *result["per_set"].items(), *result["per_set_pattern"].items()]
+    adjust_family([test for _, test in family], args.correction)
+    how = {"holm": "Holm-adjusted over", "bh": "Benjamini-Hochberg-adjusted over", "none": "unadjusted, of"}
+    print(f"{a.name} - {b.name} (accuracy points, {result['overall']['n']} rows; p-values {how[args.correction]} "
+          f"the {len(family)} comparisons below; n.s.: not significant at 5%)")
+    for name, test in family:
+        if test["identical"]:
+            print(f"  {name:<24} n {test['n']:<4} identical")  # the same pass/fail on every row: nothing to test
+            continue
         flag = "" if test["significant"] else "  n.s."
-        print(f"  {name:<24} {test['difference']:+6.1f}  95% [{test['interval'][0]:+.1f}, {test['interval'][1]:+.1f}]"
-              f"  p(bootstrap) {test['p_bootstrap']:.3f}  p(randomisation) {test['p_randomization']:.3f}{flag}")
+        print(f"  {name:<24} n {test['n']:<4} {test['difference']:+6.1f}  95% [{test['interval'][0]:+.1f}, "
+              f"{test['interval'][1]:+.1f}]  p(bootstrap) {test['p_bootstrap']:.3f}  p(randomisation) "
+              f"{test['p_randomization']:.3f}  p(adjusted) {test['p_adjusted']:.3f}{flag}")
 
 
 def _cmd_import_inspect(args: argparse.Namespace) -> None:

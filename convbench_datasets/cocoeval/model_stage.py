@@ -72,6 +72,7 @@ def run_stage(stage: str, model: str | Backend, options: Mapping[str, Any], fiel
     :class:`~convbench_datasets.engine.error_rate.TooManyErrors`.
     """
     from ..engine.backends import GenerationParams, backend_from_spec
+    from ..engine.backends.reasoning import judge_token_limit, reasoning_judge
     from ..engine.cache import ResponseCache
     from .simulation_loop import CUT_RETRY_FACTOR
     from ..engine.stage import complete
@@ -79,6 +80,9 @@ def run_stage(stage: str, model: str | Backend, options: Mapping[str, Any], fiel
     texts = stage_templates(stage)
     prompts = [[{"role": "user", "content": Template(texts["prompt"]).substitute(f)}] for f in fields]
     backend = backend_from_spec(model, **options)
+    # an OpenAI reasoning model spends its limit on hidden reasoning first: a 300-token summary limit came back
+    # empty every time from o4-mini, the paper's build model; it gets the reasoning default, as judges do
+    max_new_tokens = judge_token_limit([backend], max_new_tokens) if reasoning_judge(backend) else max_new_tokens
     record = StageRecord(stage, backend.spec, backend.identity(), _sha256(texts), asked=len(fields))
     params = GenerationParams(max_new_tokens=max_new_tokens)
     name = stage.replace("_", " ")

@@ -199,10 +199,12 @@ class CoCoEvalPlan(CoCoEvalSettings):
         super().__post_init__()
         self.behaviours = load_taxonomy(self.taxonomy)
         self.copied = COPIED_TURNS if self.repetition_countermeasure else 0
+        # no temperature sent (the paper states none, so its simulations ran at the API's default); the
+        # signature's generation.temperature records that (None), --param temperature=X sends one
         self.params = GenerationParams(
             max_new_tokens=self.max_new_tokens or simulation_token_limit(self.turns_per_call, self.copied,
                                                                          self.tokens_per_turn),
-            presence_penalty=COPY_PRESENCE_PENALTY if self.repetition_countermeasure else None)
+            temperature=None, presence_penalty=COPY_PRESENCE_PENALTY if self.repetition_countermeasure else None)
 
     def build_facts(self, rows: list[dict[str, Any]]) -> dict[str, Any]:
         """What the dataset build the run read holds (every row of its config and split, before --limit,

@@ -217,6 +217,11 @@ def read_folder(path: str | os.PathLike[str]) -> tuple[Path, list[dict[str, Any]
             raise ConvbenchError(f"{records_path} line {position}: blank line (a run folder has one record per line)")
     records = [record for _, record in rows]
     previous = read_json(results_path)
+    signature = previous.get("signature") if isinstance(previous, dict) else None
+    if not isinstance(signature, dict) or not signature:  # how the run was made: without it no number is its own
+        raise ConvbenchError(f"{results_path} has no signature (how the run was made: its benchmark, models, rows); "
+                             "a run folder's results.json always has one: rerun the `convbench run` command to "
+                             "rewrite the folder from the cache")
     return folder, records, previous
 
 

@@ -13,6 +13,7 @@ import os
 from .._resources import bundled_dir
 from .._version import __version__
 from ..errors import BuildError
+from ..sources import fetch
 from ..hub import BuiltConfig, BuiltDataset
 from ..registry import BenchmarkInfo
 from . import schema
@@ -49,6 +50,9 @@ def build(
         raise BuildError("NC-Bench is built from its pinned upstream files; it takes no --data-dir")
     table = pattern_table()
     paths = fetch_sources(sources_dir, progress=progress)
+    # the released judge prompt (utils.py) a default run reads: kept in the download cache now, so that a run
+    # after this build works offline without the mirror (keep_copy: a mirror's file is copied there too)
+    fetch(source_files("code")["utils"], sources_dir=sources_dir, progress=progress, keep_copy=True)
     configs = [
         BuiltConfig(name=s, splits={SPLIT: read_set(paths[s], s, table)}, description=table.set_descriptions[s])
         for s in table.sets

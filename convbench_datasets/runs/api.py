@@ -131,7 +131,10 @@ def run_nico(
     dataset: str | os.PathLike[str] | None = None,
     cache: str | os.PathLike[str] | ResponseCache | None = None,
     sources: str | os.PathLike[str] | None = None,
-    tokenizer: str = "jieba",
+    tokenizer: str = "char",
+    bleu_level: str = "corpus",
+    bleu_ngrams: str = "cumulative",
+    rouge_l_f: str = "f1",
     bertscore: bool = False,
     bertscore_model: str = "bert-base-chinese",
     backend_options: dict[str, Any] | None = None,
@@ -145,11 +148,15 @@ def run_nico(
     sample_seed: int = 0,
     bertscore_layer: int | None = None,
     shard: tuple[int, int] | None = None,
+    blank_answer: str = "unanswered",
 ) -> RunResult:
     """Prompt ``model`` on ``task`` (zero- or 3-shot) and score; writes records.jsonl and results.json.
 
     ``dataset``: a folder from ``convbench build nico --data-dir ...``; default: the bundled sample.
     ``sources``: an upstream mirror, used only when the default build has to be made.
+    ``tokenizer``, ``bleu_level``, ``bleu_ngrams``, ``rouge_l_f``: the generation metrics' token unit and
+    readings (see :func:`convbench_datasets.nico.nico_generation.score_generation`; the NICO card says why
+    the defaults are the paper's).
     ``retry_errors``: ask again the prompts that ended in a per-row error before (default: reuse it).
     ``sample``, ``sample_seed``: N rows drawn with the seed across the interaction types, instead of
     ``limit``'s first N.
@@ -160,6 +167,8 @@ def run_nico(
     :func:`convbench_datasets.runs.pipeline.run`); ``convbench run --concurrency``.
     ``bertscore_layer``: the BERTScore layer (default: inferred, see ``scoring.bertscore.resolve_layer``).
     ``shard``: ``(i, n)``: only shard i of n (from 1) of the rows split and limit select (see :mod:`convbench_datasets.runs.shards`).
+    ``blank_answer``: identify_unnatural: a blank answer (no letter or number) is ``unanswered`` (scored 0;
+    default) or the answer ``none``.
     """
 
     return run(NICO, model=model, out=out, limit=limit, shard=shard, cache=cache, dataset=dataset, sources=sources,
@@ -167,8 +176,9 @@ def run_nico(
                max_error_rate=max_error_rate, max_empty_rate=max_empty_rate,
                max_unparsed_rate=max_unparsed_rate, concurrency=concurrency,
                sample=sample, sample_seed=sample_seed, task=task, shots=shots,
-               split=split, max_new_tokens=max_new_tokens, tokenizer=tokenizer, bertscore=bertscore,
-               bertscore_model=bertscore_model, bertscore_layer=bertscore_layer)
+               split=split, max_new_tokens=max_new_tokens, tokenizer=tokenizer, bleu_level=bleu_level,
+               bleu_ngrams=bleu_ngrams, rouge_l_f=rouge_l_f, bertscore=bertscore, bertscore_model=bertscore_model,
+               bertscore_layer=bertscore_layer, blank_answer=blank_answer)
 
 
 def run_cocoeval(

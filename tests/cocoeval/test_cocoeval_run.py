@@ -227,7 +227,8 @@ def test_the_repetition_countermeasure_is_the_default_and_its_copy_is_dropped(co
     assert model.params == {(2560, 2.0)}
     signature = run.results["signature"]
     assert signature["repetition_countermeasure"] == {"copied_turns": 5, "presence_penalty": 2.0}
-    assert signature["generation"] == {"max_new_tokens": 2560, "temperature": 0.0, "presence_penalty": 2.0}
+    # no temperature: the paper states none, so its simulations ran at the API's default (issue #41: 0.0 was sent)
+    assert signature["generation"] == {"max_new_tokens": 2560, "temperature": None, "presence_penalty": 2.0}
     # only the new turns are kept (and judged): the copied history lines never reach the continuation
     assert all(r["simulation_complete"] and len(r["simulated"]) == 30 for r in run.records)
     assert all(t["utterance"].startswith("simulated line") for r in run.records for t in r["simulated"])
@@ -238,7 +239,7 @@ def test_the_repetition_countermeasure_is_the_default_and_its_copy_is_dropped(co
                          n_bootstrap=0, progress=False)
     assert plain_model.params == {(1280, None)}
     assert plain.results["signature"]["repetition_countermeasure"] is None
-    assert plain.results["signature"]["generation"] == {"max_new_tokens": 1280, "temperature": 0.0}
+    assert plain.results["signature"]["generation"] == {"max_new_tokens": 1280, "temperature": None}
 
 
 def test_token_limit_scales_with_turns_per_call() -> None:

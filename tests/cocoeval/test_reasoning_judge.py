@@ -66,3 +66,19 @@ def test_the_test_server_refuses_what_a_reasoning_model_does_not_take() -> None:
     assert "max_completion_tokens" in reasoning_refusal({"max_tokens": 5})
     assert "temperature" in reasoning_refusal({"temperature": 0.0, "max_completion_tokens": 5})
     assert reasoning_refusal({"max_completion_tokens": 5}) is None
+
+
+def test_the_papers_build_model_writes_summaries_with_room_for_its_reasoning(tmp_path: Path) -> None:
+    # reported: with o4-mini (the paper's build model) the summary stage was sent max_completion_tokens 300, all
+    # spent on hidden reasoning (the test server spends 2,000 first): every summary came back empty. A
+    # reasoning model gets the judges' reasoning default (25,000), so its summary arrives
+    from convbench_datasets.cocoeval.model_made import abstractive_summaries
+
+    rows = [{"id": f"r{i}", "metadata": {"setting": "A meeting."}, "summary": "extractive", "summary_method": "x"}
+            for i in range(2)]
+    earlier = [[{"speaker": "Ann", "utterance": f"point {i}"}] for i in range(2)]
+    with openai_server(ServerState(answer=lambda request: "They discussed the budget.")) as (url, state):
+        record = abstractive_summaries(rows, earlier, "openai:o4-mini", {"base_url": url}, progress=False,
+                                       cache=tmp_path / "c.sqlite")
+    assert {b["max_completion_tokens"] for b in state.bodies} == {25_000}
+    assert [r["summary"] for r in rows] == ["They discussed the budget."] * 2 and not record.failures

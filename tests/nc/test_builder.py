@@ -116,3 +116,17 @@ def test_rag_row_without_context_is_an_error(nc_sources: Path, tmp_path: Path) -
     row["chat_prompt"][0]["content"] = row["chat_prompt"][0]["content"].replace("Context: ", "")
     with pytest.raises(DataFormatError, match="line 1: field 'chat_prompt\\[0\\]': a rag system message must contain"):
         read_set(_write(tmp_path / "rag.jsonl", [row]), "rag", pattern_table())
+
+
+def test_a_build_keeps_the_released_judge_prompt_for_offline_runs(nc_sources: Path, tmp_path: Path,
+                                                                   monkeypatch: pytest.MonkeyPatch) -> None:
+    # reported: `build nc` never cached the released judge prompt file (utils.py), so the README's smoke run
+    # failed in a new shell without CONVBENCH_SOURCES, offline. The build copies it into the download cache
+    from convbench_datasets import build
+    from convbench_datasets.nc.upstream import source_files
+
+    monkeypatch.setenv("CONVBENCH_CACHE", str(tmp_path / "cache"))
+    build("nc", tmp_path / "nc", sources=nc_sources, progress=False)
+    utils = source_files("code")["utils"]
+    kept = tmp_path / "cache" / "sources" / utils.name
+    assert kept.read_bytes() == (nc_sources / utils.name).read_bytes()

@@ -71,10 +71,17 @@ def _scripted(body: dict) -> str:
 
 
 def test_cocoeval_param_and_a_four_source_build_are_flagged(tmp_path: Path, cocoeval_built: Path) -> None:
-    with openai_server(ServerState(answer=_scripted)) as (url, _):
+    with openai_server(ServerState(answer=_scripted)) as (url, state):
         plain = _run("cocoeval", tmp_path / "plain", url, tmp_path / "c.sqlite", cocoeval_built)
+        sent = len(state.bodies)
         hot = _run("cocoeval", tmp_path / "hot", url, tmp_path / "c.sqlite", cocoeval_built,
                    "--param", "temperature=0.7")
+    # the simulator (openai:label) is sent no temperature by default: the paper states none, so it ran at the
+    # API's default (issue #41: 0.0 was sent); with --param, the value given. The o4-mini judge never gets one
+    simulated = [b for b in state.bodies[:sent] if b["model"] == "label"]
+    assert simulated and all("temperature" not in b for b in simulated)
+    assert {b.get("temperature") for b in state.bodies[sent:] if b["model"] == "label"} == {0.7}
+    assert plain["generation"]["temperature"] is None and hot["generation"]["temperature"] == 0.7
     # the mirror's build: QMSum's three sources and IQ2, 50 test instances each, extractive summaries, rule-made
     # cleaning and metadata (no model-made stage)
     assert plain["dataset_build"] == {"config": "all", "split": "test", "summary_methods": ["extractive", "none"],
@@ -119,16 +126,16 @@ def test_nico_flags_another_token_unit_and_a_limit(tmp_path: Path, nico_built: P
     common = dict(model="baseline:repeat", task="open_domain", split="train", dataset=nico_built, progress=False,
                   cache=tmp_path / "c.sqlite")
     run_nico(**common, out=tmp_path / "plain")
-    run_nico(**common, out=tmp_path / "chars", tokenizer="char", limit=3)
-    plain, chars = load_runs([tmp_path / "plain", tmp_path / "chars"])
+    run_nico(**common, out=tmp_path / "words", tokenizer="jieba", limit=3)
+    plain, words = load_runs([tmp_path / "plain", tmp_path / "words"])
     # by hand: the train split (paper: test), then NICOSettings in field order, then the rows
     assert nico_paper_differences(plain) == ["split train (paper: test)"]
-    assert nico_paper_differences(chars) == [
-        "split train (paper: test)", "char tokens (convbench's default: jieba words; the paper is silent)",
+    assert nico_paper_differences(words) == [
+        "split train (paper: test)", "jieba tokens (the paper's numbers point to characters)",
         "only the first 3 rows (--limit)"]
-    write_report([tmp_path / "plain", tmp_path / "chars"], tmp_path / "report")
+    write_report([tmp_path / "plain", tmp_path / "words"], tmp_path / "report")
     page = (tmp_path / "report" / "report.html").read_text(encoding="utf-8")
-    assert "baseline:repeat (chars): not the paper's setup (split train (paper: test); char tokens" in page
+    assert "baseline:repeat (words): not the paper's setup (split train (paper: test); jieba tokens" in page
 
 
 def test_a_null_param_is_the_servers_default_in_the_signature() -> None:

@@ -24,15 +24,34 @@ def test_installed_metrics_load_by_convbench_name_offline(tmp_path: Path) -> Non
     code = ("import evaluate\n"
             "a = evaluate.load('convbench/ncbench_action').compute(predictions=['Repeat', 'Other'], references=[['Repeat'], ['Repeat']])\n"
             "b = evaluate.load('convbench/unnatural_sentence_prf').compute(predictions=['无'], references=[[]])\n"
-            "print(a['accuracy'], b['f1'])")
+            # the form the project's users write (issue #41): the bare name, after `convbench metrics install`
+            "c = evaluate.load('ncbench_action').compute(predictions=['Repeat'], references=[['Repeat']])\n"
+            "print(a['accuracy'], b['f1'], c['accuracy'])")
     loaded = subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, text=True, cwd=tmp_path)
     assert loaded.returncode == 0, loaded.stderr
-    assert loaded.stdout.split() == ["50.0", "100.0"]
-    # Hugging Face's namespace for its official metrics (where a bare name looks) is left alone
+    assert loaded.stdout.split() == ["50.0", "100.0", "100.0"]
+    # Hugging Face's namespace for its official metrics gets convbench's own four names only, each marked ours
     metrics = [p.name for p in (tmp_path / "hf" / "modules" / "evaluate_modules" / "metrics").iterdir()]
+    ours = {"behavior_frequency", "ncbench_action", "nico_generation", "unnatural_sentence_prf"}
     # (evaluate's own package files aside: __init__.py, and __pycache__ where Python writes bytecode)
-    assert metrics and all(name.startswith("convbench--") for name in metrics
-                           if name not in ("__init__.py", "__pycache__")), metrics
+    assert set(metrics) - {"__init__.py", "__pycache__"} == {f"{space}--{name}" for name in ours
+                                                             for space in ("convbench", "evaluate-metric")}
+
+
+def test_a_canonical_module_convbench_did_not_install_is_left_alone(tmp_path: Path,
+                                                                   monkeypatch: pytest.MonkeyPatch) -> None:
+    from convbench_datasets import publish
+
+    monkeypatch.setattr(publish, "evaluate_modules_dir", lambda: tmp_path / "modules")
+    theirs = tmp_path / "modules" / "metrics" / "evaluate-metric--ncbench_action" / "abc123"
+    theirs.mkdir(parents=True)
+    (theirs / "ncbench_action.py").write_text("# someone else's module\n", encoding="utf-8")
+    with pytest.warns(UserWarning, match=rf"^{theirs} holds a module named 'ncbench_action' that convbench did "
+                                         "not install: left alone"):
+        installed = publish.install_metrics(["ncbench_action"])
+    assert [p.parent.name for p in installed] == ["convbench--ncbench_action"]
+    assert (theirs / "ncbench_action.py").read_text(encoding="utf-8") == "# someone else's module\n"
+    assert [p.name for p in theirs.parent.iterdir()] == ["abc123"]
 
 
 def test_unknown_metric_is_a_clear_error(capsys: pytest.CaptureFixture[str]) -> None:

@@ -85,3 +85,17 @@ def test_check_complete_names_missing_and_unexpected_ids() -> None:
     check_complete(records, {}, "runs/z")  # nothing declared (results.json gone): nothing to check against
     with pytest.raises(ConvbenchError, match="records.jsonl has 2 rows, the signature declares 3 "):
         check_complete(records[:2], {"signature": {"rows": 3}}, "runs/old")  # a run from before row_ids
+
+
+@pytest.mark.parametrize("stripped", [lambda r: r.pop("signature"), lambda r: r.update(signature={})])
+def test_score_refuses_a_results_json_without_its_signature(stripped, nico_built: Path, tmp_path: Path, capsys) -> None:
+    # reported: a results.json stripped of its signature was re-scored with exit code 0 (no record of how the run
+    # was made, so nothing to score it as)
+    run_nico(model="baseline:repeat", task="open_domain", split="train", limit=3, dataset=nico_built,
+             out=tmp_path / "run", cache=tmp_path / "c.sqlite", progress=False)
+    path = tmp_path / "run" / "results.json"
+    results = json.loads(path.read_text(encoding="utf-8"))
+    stripped(results)
+    path.write_text(json.dumps(results), encoding="utf-8")
+    assert main(["score", str(tmp_path / "run")]) == 1
+    assert capsys.readouterr().err.startswith(f"convbench: error: {path} has no signature (how the run was made: ")

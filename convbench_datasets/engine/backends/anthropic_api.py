@@ -128,8 +128,9 @@ class AnthropicBackend(OpenAICompatBackend):
     def _request(self, messages: Messages, params: GenerationParams) -> dict[str, Any]:
         system = [m["content"] for m in messages if m["role"] == "system"]
         request: dict[str, Any] = {"model": self.model, "max_tokens": params.max_new_tokens,
-                                   "temperature": params.temperature,
                                    "messages": [m for m in messages if m["role"] != "system"]}
+        if params.temperature is not None:  # none set: the API's default
+            request["temperature"] = params.temperature
         if system:
             request["system"] = "\n\n".join(system)
         if params.presence_penalty is not None:

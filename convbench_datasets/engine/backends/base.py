@@ -94,7 +94,7 @@ class GenerationParams:
     """
 
     max_new_tokens: int = 1024
-    temperature: float = 0.0
+    temperature: float | None = 0.0  # None: not sent, the server's own default (a local hf model: greedy)
     presence_penalty: float | None = None
     verdict: bool = False
 

@@ -186,7 +186,9 @@ class HFBackend(Backend):
         limit = next((self.params[k] for k in ("max_new_tokens", "max_tokens") if self.params.get(k) is not None),
                      params.max_new_tokens)
         temperature = self.params.get("temperature")
-        return int(limit), float(params.temperature if temperature is None else temperature)
+        if temperature is None:  # a local model has no server default: None (a benchmark's "not sent") is greedy
+            temperature = params.temperature or 0.0
+        return int(limit), float(temperature)
 
     def render(self, messages: Messages) -> str:
         if getattr(self.tokenizer, "chat_template", None):

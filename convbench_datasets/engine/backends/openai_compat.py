@@ -142,6 +142,8 @@ def decoding_fields(model: str, params: GenerationParams) -> dict[str, Any]:
     model ``max_completion_tokens`` alone."""
     if reasoning_model(model):
         return {"max_completion_tokens": params.max_new_tokens}
+    if params.temperature is None:  # none set: the server samples at its own default
+        return {"max_tokens": params.max_new_tokens}
     return {"max_tokens": params.max_new_tokens, "temperature": params.temperature}
 
 
