@@ -106,10 +106,10 @@ def compare(pairs: int, repeat: int) -> None:
     from convbench_datasets.scoring.segmentation import backend
 
     predictions, references = _texts(pairs, 1), _texts(pairs, 2)
-    score_generation(predictions[:100], references[:100])  # load the segmenter outside the timing
+    score_generation(predictions[:100], references[:100], tokenizer="jieba")  # load the segmenter outside the timing
     seconds, out = _interleaved({
         "reference": lambda: straightforward(predictions, references),
-        "ours": lambda: score_generation(predictions, references),
+        "ours": lambda: score_generation(predictions, references, tokenizer="jieba"),
     }, repeat)
     reference, ours = out["reference"], out["ours"]
     for key, value in reference.items():
@@ -129,7 +129,7 @@ def compare_rouge_l(pairs: int, repeat: int) -> None:
     from convbench_datasets.scoring.lcs import rouge_l_f
     from convbench_datasets.nico.nico_generation import segment
 
-    hyps, refs = segment(_texts(pairs, 1)), segment(_texts(pairs, 2))
+    hyps, refs = segment(_texts(pairs, 1), "jieba"), segment(_texts(pairs, 2), "jieba")
     joined = [(" ".join(h), " ".join(r)) for h, r in zip(hyps, refs)]
 
     class Pretokenized:  # the very same tokens on every side: only the LCS work is compared
@@ -207,9 +207,10 @@ def compare_workers(pairs: int, repeat: int) -> None:
     from convbench_datasets.scoring.workers import idle_cores, pick_workers, usable_cores
 
     predictions, references = _texts(pairs, 1), _texts(pairs, 2)
-    score_generation(predictions[:100], references[:100])
+    score_generation(predictions[:100], references[:100], tokenizer="jieba")
     counts = [1] + [w for w in (2, 4, 8, 16, 32) if w <= usable_cores()]
-    seconds, out = _interleaved({w: (lambda w=w: score_generation(predictions, references, workers=w))
+    seconds, out = _interleaved({w: (lambda w=w: score_generation(predictions, references, tokenizer="jieba",
+                                                                  workers=w))
                                  for w in counts}, repeat)
     assert all(result == out[1] for result in out.values()), "worker counts disagree"
     picked = pick_workers(pairs, PAIRS_PER_WORKER)

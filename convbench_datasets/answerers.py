@@ -18,6 +18,8 @@ from typing import Any
 # baseline:NAME answerers that benchmarks provide (module:function, messages -> answer text)
 BASELINE_ANSWERERS: dict[str, str] = {
     "smoke-judge": "convbench_datasets.nc.smoke_judge:smoke_judge_label",
+    "cocoeval-sim": "convbench_datasets.cocoeval.smoke_simulator:simulated_turns",
+    "cocoeval-judge": "convbench_datasets.cocoeval.smoke_judge:judge_answer",
 }
 ENTRY_POINTS = "convbench.baselines"
 

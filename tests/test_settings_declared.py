@@ -24,12 +24,16 @@ from convbench_datasets.runs.sweep_file import read_sweep
 from convbench_datasets.settings import EVERY_VALUE, declared, options, setting, setting_departures
 
 BASE = {"nico": {"task": "open_domain"}}  # NICO's task has no default
-# settings another setting needs beside it (the plan refuses it alone)
-NEEDS = {("nc", "first_line_only"): {"template": "convbench"}, ("nico", "bertscore_layer"): {"bertscore": True}}
+# settings another setting needs beside it (the plan refuses it alone, or it changes a number only beside it:
+# how a blank answer is read matters to the task that reads answers)
+NEEDS = {("nc", "first_line_only"): {"template": "convbench"}, ("nico", "bertscore_layer"): {"bertscore": True},
+         ("nico", "blank_answer"): {"task": "identify_unnatural"}}
 SWEEP_NEEDS = {("nico", "bertscore_layer"): {"bertscore": "bert-base-chinese"}}  # a sweep spells it as the flag
 # values a walk cannot derive from a field's type or choices
 OTHER = {("nc", "config"): "basic", ("nc", "template"): "convbench", ("nico", "task"): "rewrite_unnatural",
-         ("nico", "split"): "train", ("nico", "tokenizer"): "char", ("nico", "bertscore_model"): "my-bert",
+         ("nico", "split"): "train", ("nico", "tokenizer"): "jieba", ("nico", "bleu_level"): "sentence",
+         ("nico", "bleu_ngrams"): "individual", ("nico", "rouge_l_f"): "p/r", ("nico", "bertscore_model"): "my-bert",
+         ("nico", "blank_answer"): "none",
          ("cocoeval", "config"): "iq2", ("cocoeval", "split"): "train"}
 
 

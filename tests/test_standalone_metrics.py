@@ -32,8 +32,8 @@ CASES = {
         "interaction_types": ["a", "b", "b"],
     },
     "unnatural_sentence_prf": {
-        "predictions": ["无", "我对于此事表示赞同\n今天天气很好", "没有"],
-        "references": [[], ["我对于此事表示赞同。"], ["这是一个句子。"]],
+        "predictions": ["无", "我对于此事表示赞同\n今天天气很好", "没有", "。"],  # "。": blank, no answer
+        "references": [[], ["我对于此事表示赞同。"], ["这是一个句子。"], []],
         "match": "fuzzy",
         "threshold": 0.8,
     },

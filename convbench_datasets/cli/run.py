@@ -20,9 +20,12 @@ def add_run(commands: Any, only: str | None) -> None:
     run = _command(commands, "run", "generate, judge and score a benchmark with a model")
     # the narrow parser names its benchmark only: listing RUNS would read every entry point (registry.py)
     run.add_argument("name", choices=[only] if only else list(RUNS), help="benchmark")
-    run.add_argument("--model", required=True, help="generator spec: hf:<path>, openai:<model>, anthropic:<model>, baseline:silence|repeat")
+    run.add_argument("--model", required=True,
+                     help="generator spec: hf:<path>, openai:<model>, anthropic:<model>, baseline:silence|repeat (nc), "
+                          "baseline:cocoeval-sim (a cocoeval smoke test)")
     run.add_argument("--judge", action="append", metavar="SPEC",
-                     help="judge spec, same forms; baseline:smoke-judge for a no-model smoke test (nc); nc: give it "
+                     help="judge spec, same forms; for a no-model smoke test baseline:smoke-judge (nc), "
+                          "baseline:cocoeval-judge (cocoeval); nc: give it "
                           "twice (or more) to judge every row with each, the first primary, and report their agreement")
     _add_run_options(run)
     _add_role_options(run)

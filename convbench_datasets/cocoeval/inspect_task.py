@@ -67,6 +67,9 @@ from ..counts import MAX_REPAIRS, MAX_RESAMPLES, check_count, check_seed
 from .stderr import frequency_stderr
 from ..integrations.inspect.log_samples import convbench_score, failure, output_text, stopped
 from ..integrations.inspect._common import (
+    prerequisites,
+    sampled,
+    task_dataset,
     NO_OUTPUT,
     chat_messages,
     finish_reason,
@@ -80,6 +83,7 @@ from ..integrations.inspect._common import (
 )
 
 BENCHMARK = "cocoeval"
+STRATA = ("source",)  # what -T sample spreads over, as convbench run --sample (CoCoEvalBenchmark.strata)
 SIMULATION_STORE_KEY = "convbench_simulation"
 SIDES = ("model", "human")
 KINDS = ("behaviours", "overall")
@@ -109,6 +113,8 @@ def cocoeval(
     seed: int = 0,
     dataset: str | None = None,
     sources: str | None = None,
+    sample: int | None = None,
+    sample_seed: int = 0,
 ) -> Task:
     """CoCoEvalBench: simulate 30 turns of a meeting or debate, judge behaviours in them and in the human turns.
 
@@ -131,6 +137,8 @@ def cocoeval(
         n_bootstrap, seed: the metric's bootstrap (intervals live in the run folder ``convbench import-inspect`` writes).
         dataset: a folder ``convbench build cocoeval`` wrote (default: convbench's cached build).
         sources: the upstream mirror (default ``$CONVBENCH_SOURCES``).
+        sample, sample_seed: N instances drawn with the seed across sources (``-T sample=10``), as
+            ``convbench run --sample``.
     """
     if turns_per_call not in TURNS_PER_CALL:
         raise ValueError(f"turns per call must be one of {TURNS_PER_CALL}, got {turns_per_call}")
@@ -143,14 +151,16 @@ def cocoeval(
         raise ValueError(f"bootstrap unit must be one of {BOOTSTRAP_UNITS}, got {bootstrap_unit!r}")
     judge_limit = judge_max_tokens or (judge_token_limit(judge) if judge else JUDGE_MAX_NEW_TOKENS)
     behaviours = load_taxonomy(taxonomy)
-    rows = _rows(config, split, dataset, sources)
+    with prerequisites("cocoeval"):
+        rows, drawn = sampled(_rows(config, split, task_dataset("cocoeval", dataset), sources), sample, sample_seed,
+                              STRATA)
     copied = COPIED_TURNS if repetition_countermeasure else 0
     limit = max_tokens or simulation_token_limit(turns_per_call, copied, tokens_per_turn)
     groups = {b.name: b.group for b in behaviours}
     settings = {
         "config": config, "split": split, "turns_per_call": turns_per_call, "prompt": prompt,
         "taxonomy": list(groups), "taxonomy_groups": groups, "max_repairs": max_repairs,
-        "generation": {"max_new_tokens": limit, "temperature": 0.0,
+        "generation": {"max_new_tokens": limit, "temperature": None,  # none sent, as convbench run (the paper's)
                        **({"presence_penalty": COPY_PRESENCE_PENALTY} if copied else {})},
         "judge_generation": {"max_new_tokens": judge_limit, "temperature": 0.0},
         "token_limit_rule": None if max_tokens else {"tokens_per_turn": tokens_per_turn, "at_least": 1024},
@@ -160,7 +170,7 @@ def cocoeval(
         "repetition_countermeasure": {"copied_turns": copied, "presence_penalty": COPY_PRESENCE_PENALTY}
         if copied else None,
         "templates_sha256": _sha({**templates(), "rubric": rubric()}), "n_bootstrap": n_bootstrap,
-        "bootstrap_unit": bootstrap_unit, "seed": seed,
+        "bootstrap_unit": bootstrap_unit, "seed": seed, **drawn,
     }
     samples = [cocoeval_sample(row) for row in rows]
     return Task(
@@ -185,7 +195,7 @@ def cocoeval_simulate(turns_per_call: int = 5, prompt: str = "vanilla", taxonomy
     ``convbench_simulation``; the model's output is the simulated continuation as ``Speaker: utterance`` lines.
     """
     behaviours = load_taxonomy(taxonomy)
-    config = GenerateConfig(temperature=0.0, max_tokens=max_tokens,
+    config = GenerateConfig(max_tokens=max_tokens,  # no temperature: the provider's default, as the paper's
                             presence_penalty=COPY_PRESENCE_PENALTY if copied else None)
 
     async def solve(state: TaskState, generate: Generate) -> TaskState:

@@ -479,6 +479,14 @@ class CoCoEvalBenchmark(BenchmarkBase):
                          + (f"{floor:.1f}%" if floor is not None else "n/a"))
             lines += [f"  {name:<24} model {r['model_mean'][name]:6.2f}   human {r['human_mean'][name]:6.2f}"
                       for name in r["model_mean"]]
+        signature = r.get("signature") or {}
+        smoke = [spec for spec in (signature.get("model"), signature.get("judge"))
+                 if isinstance(spec, str) and spec.startswith("baseline:")]
+        if smoke:  # a deterministic smoke-test answerer's numbers must not read as a model's
+            one = len(smoke) == 1
+            lines.append(f"  smoke test: {' and '.join(smoke)} {'is a baseline' if one else 'are baselines'} following "
+                         f"fixed rules, not {'a model' if one else 'models'}; these numbers only show that simulation, "
+                         f"judging and scoring work")
         return lines
 
 

@@ -41,6 +41,49 @@ def templates() -> dict[str, Any]:
     return read_yaml(__package__, "templates/prompts.yaml")
 
 
+def template_fields(template: str, text: str) -> dict[str, str] | None:
+    """The values ``Template(template).substitute`` was given to make ``text``, or None when ``text`` is not
+    made from ``template`` (the deterministic smoke answerers read their prompts back with it). Each value
+    ends where the template's next literal first appears after it, so a value that holds that literal is
+    not read back (one scan, no backtracking); a placeholder that repeats must have one value.
+
+    Example:
+        >>> template_fields("Write the next $turns turns.", "Write the next 5 turns.")
+        {'turns': '5'}
+        >>> template_fields("Write the next $turns turns.", "Copy the last 5 turns") is None
+        True
+    """
+    literals, names, literal, at = [], [], "", 0
+    for match in Template.pattern.finditer(template):
+        literal += template[at:match.start()]
+        at = match.end()
+        if match.group("escaped") is not None:
+            literal += "$"
+            continue
+        name = match.group("named") or match.group("braced")
+        if name is None:
+            raise ValueError(f"invalid placeholder at {match.start()} of the template")
+        if names and not literal:
+            raise ValueError(f"placeholders ${names[-1]} and ${name} meet: their values cannot be told apart")
+        literals.append(literal)
+        names.append(name)
+        literal = ""
+    literals.append(literal + template[at:])
+    if not names:
+        return {} if text == literals[0] else None
+    last = literals[-1]
+    if not text.startswith(literals[0]) or not text.endswith(last) or len(text) < len(literals[0]) + len(last):
+        return None
+    values: dict[str, str] = {}
+    position = len(literals[0])
+    for k, (name, after) in enumerate(zip(names, literals[1:])):
+        end = len(text) - len(last) if k == len(names) - 1 else text.find(after, position)
+        if end < position or values.setdefault(name, text[position:end]) != text[position:end]:
+            return None
+        position = end + len(after)
+    return values
+
+
 def speakers(instance: Mapping[str, Any]) -> list[str]:
     """Who may speak: the history's speakers, then the metadata's participants (sides stripped)."""
     named = [_PAREN.sub("", p) for p in instance["metadata"]["participants"]]

@@ -35,13 +35,16 @@ from .released_prompt import ReleasedPrompt
 from .patterns import RULES
 from ..engine.backends.reasoning import judge_token_limit
 from .run import CONFIGS, JUDGE_MAX_NEW_TOKENS, _record, run_parsing
-from .run import read_rows as _rows
+from .run import BENCHMARK as _BENCHMARK, read_rows as _rows
 from .ncbench_action import judge_row, parsing_name, score_actions
 from ..engine.backends import Generation
 from ..engine.backends.openai_compat import reply_error
 from ..integrations.inspect.log_samples import convbench_score, failure, output_text, stopped
 from ..integrations.inspect._common import (
     chat_messages,
+    prerequisites,
+    sampled,
+    task_dataset,
     finish_reason,
     grader,
     greedy,
@@ -53,6 +56,7 @@ from ..integrations.inspect._common import (
 )
 
 BENCHMARK = "nc"
+STRATA = _BENCHMARK.strata  # what -T sample spreads over, as convbench run --sample
 
 
 def nc_sample(row: Mapping[str, Any]) -> Sample:
@@ -75,6 +79,8 @@ def nc(
     judge_max_tokens: int | None = None,
     dataset: str | None = None,
     sources: str | None = None,
+    sample: int | None = None,
+    sample_seed: int = 0,
 ) -> Task:
     """NC-Bench: the model's next conversational action, labelled by a judge and scored by convbench.
 
@@ -91,16 +97,20 @@ def nc(
         judge_max_tokens: the judge's token limit (default 128, the released pipeline's, or 25,000 when ``judge``
             names an OpenAI reasoning model such as ``openai/o4-mini``; a grader given only as a model role
             gets 128 unless this is set).
-        dataset: a folder ``convbench build nc`` wrote (default: convbench's cached build).
+        dataset: a folder ``convbench build nc`` wrote (default: ``hub/nc`` when the README's build is here,
+            else convbench's cached build).
         sources: the upstream mirror (default ``$CONVBENCH_SOURCES``), for the build and the released prompt.
+        sample, sample_seed: N rows drawn with the seed across sets and patterns (``-T sample=40``), as
+            ``convbench run --sample``; inspect's ``--limit 20`` is the first 20 rows, one pattern.
     """
     if config not in CONFIGS:
         raise ValueError(f"unknown NC-Bench config {config!r}; choose one of {', '.join(CONFIGS)}")
     if rules not in RULES:
         raise ValueError(f"rules must be one of {', '.join(RULES)}, got {rules!r}")
     parsing = parsing_name(parsing)
-    rows = _rows(config, dataset, sources)
-    wording = resolve_template(template, sources=sources)
+    with prerequisites("nc"):
+        rows, drawn = sampled(_rows(config, task_dataset("nc", dataset), sources), sample, sample_seed, STRATA)
+        wording = resolve_template(template, sources=sources)
     if fill_request_details and not isinstance(wording, ReleasedPrompt):
         raise ValueError("fill_request_details applies to the released judge prompt only "
                          "(convbench's wording always names the request details)")
@@ -110,7 +120,7 @@ def nc(
         "config": config, "judge_template": template_name(wording), "judge_template_sha256": wording.sha256,
         "first_line_only": True, "fill_request_details": fill_request_details, "rules": rules,
         "parsing": parsing,  # the model's decoding is the log's (plan.config): -T or --max-tokens
-        "judge_generation": {"max_new_tokens": judge_max_tokens, "temperature": 0.0},
+        "judge_generation": {"max_new_tokens": judge_max_tokens, "temperature": 0.0}, **drawn,
     }
     samples = [nc_sample(row) for row in rows]
     return Task(

@@ -36,15 +36,25 @@ from inspect_ai.solver import TaskState, generate
 from .prompts import pick_shots, render_prompt, templates_sha256
 from .tasks import TASKS
 from .run import SHOTS, clean_turn, dialogue_turns, score_identify, too_long_error
-from .run import read_rows as _rows
+from .run import BENCHMARK as _BENCHMARK, read_rows as _rows
 from ..scoring.bertscore import check_available, compute_bertscore
 from .stderr import N_BOOTSTRAP, SEED, generation_stderr, identify_stderr
-from .nico_generation import TOKENIZERS, pair_statistics, score_generation
+from .nico_generation import DEFAULT_TOKENIZER, TOKENIZERS, pair_statistics, score_generation
 from ..engine.backends.openai_compat import reply_error
 from ..integrations.inspect.log_samples import convbench_score, failure, output_text, stopped
-from ..integrations.inspect._common import finish_reason, greedy, mean_over_epochs, output_error, task_metadata
+from ..integrations.inspect._common import (
+    finish_reason,
+    greedy,
+    mean_over_epochs,
+    output_error,
+    prerequisites,
+    sampled,
+    task_dataset,
+    task_metadata,
+)
 
 BENCHMARK = "nico"
+STRATA = _BENCHMARK.strata  # what -T sample spreads over, as convbench run --sample
 GENERATION_KEYS = ("bleu_1", "bleu_2", "rouge_l", "distinct_1", "distinct_2", "avg_len", "bertscore_f1")
 IDENTIFY_KEYS = ("precision", "recall", "f1", "precision_containing", "recall_containing", "f1_containing")
 
@@ -63,9 +73,11 @@ def nico(
     split: str = "test",
     dataset: str | None = None,
     max_tokens: int = 256,
-    tokenizer: str = "jieba",
+    tokenizer: str = DEFAULT_TOKENIZER,
     bertscore_model: str | None = None,
     bertscore_layer: int | None = None,
+    sample: int | None = None,
+    sample_seed: int = 0,
 ) -> Task:
     """NICO: natural Chinese dialogue turns (BLEU, ROUGE-L, Distinct, length) or finding unnatural sentences (P/R/F1).
 
@@ -76,9 +88,11 @@ def nico(
         dataset: a folder ``convbench build nico`` wrote (default: the bundled 20-dialogue sample, to try the
             path: its test split is 1 dialogue).
         max_tokens: the model's token limit (greedy decoding).
-        tokenizer: the generation metrics' segmentation, ``jieba`` (default), ``char`` or ``13a``.
+        tokenizer: the generation metrics' segmentation, ``char`` (default), ``jieba`` or ``13a``.
         bertscore_model: add BERTScore F1 with this model (a name or a local folder; the ``bertscore`` extra).
         bertscore_layer: the BERTScore layer (default: bert-score's for known models).
+        sample, sample_seed: N rows drawn with the seed across interaction types (``-T sample=40``), as
+            ``convbench run --sample``.
     """
     if task not in TASKS:
         raise ValueError(f"unknown NICO task {task!r}; choose one of {', '.join(TASKS)}")
@@ -88,7 +102,9 @@ def nico(
         raise ValueError(f"tokenizer must be one of {', '.join(TOKENIZERS)}, got {tokenizer!r}")
     if bertscore_layer is not None and (bertscore_model is None or bertscore_layer < 0):
         raise ValueError("a BERTScore layer needs bertscore_model and must be 0 or more")
-    rows, train = _rows(task, split, dataset, shots)
+    with prerequisites("nico"):
+        rows, train = _rows(task, split, task_dataset("nico", dataset), shots)
+    rows, drawn = sampled(rows, sample, sample_seed, STRATA)
     identify = task == "identify_unnatural"
     samples = [nico_sample(task, row, train, shots) for row in rows]
     return Task(
@@ -98,7 +114,7 @@ def nico(
                                                            bertscore_layer=bertscore_layer),
         config=greedy(max_tokens),
         metadata=task_metadata(BENCHMARK, rows, [str(s.id) for s in samples], task=task, split=split, shots=shots,
-                               prompt_templates_sha256=templates_sha256(),
+                               prompt_templates_sha256=templates_sha256(), **drawn,
                                **({} if identify else {"tokenizer": tokenizer, "bertscore_model": bertscore_model,
                                                        "bertscore_layer": bertscore_layer})),
     )
@@ -148,7 +164,8 @@ def _bertscore_options(layer: int | None) -> dict[str, Any] | None:
 
 
 @scorer(metrics=[nico_generation()])
-def nico_turn(tokenizer: str = "jieba", bertscore_model: str | None = None, bertscore_layer: int | None = None) -> Scorer:
+def nico_turn(tokenizer: str = DEFAULT_TOKENIZER, bertscore_model: str | None = None,
+              bertscore_layer: int | None = None) -> Scorer:
     """A generated turn, cleaned as convbench does, with its reference; scored over the epoch by ``nico_generation``.
 
     The sample's own value is its turn's ROUGE-L (percent) and length in tokens, for reading only.
@@ -265,7 +282,7 @@ def log_declared(records: list[dict[str, Any]], settings: Mapping[str, Any]) -> 
         return {}
     layer = settings.get("bertscore_layer")
     scored = score_generation([r["turn"] for r in records], [r["reference"] for r in records],
-                              tokenizer=settings.get("tokenizer", "jieba"), bertscore=True,
+                              tokenizer=settings.get("tokenizer", DEFAULT_TOKENIZER), bertscore=True,
                               bertscore_model=settings["bertscore_model"],
                               bertscore_options=None if layer is None else {"num_layers": layer})
     return {key: value for key, value in scored.items() if key.startswith("bertscore_")}

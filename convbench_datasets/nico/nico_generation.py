@@ -1,15 +1,20 @@
 """NICO generation metrics: BLEU-1/2, ROUGE-L, Distinct-1/2, average length, optional BERTScore F1.
 
-Each text is segmented once (jieba's precise mode with HMM, the same segmentation for every metric;
-``segmentation.jieba_cutter``: rjieba with jieba's exact tokens when the ``fast`` extra is installed)
-and the tokens are shared by all metrics:
+Each text is segmented once and the tokens are shared by all metrics: by default into characters, the
+unit the NICO paper's numbers point to (the NICO card, ``cards/nico/README.md``, gives the evidence);
+``tokenizer="jieba"``: words, jieba's precise mode with HMM (``segmentation.jieba_cutter``: rjieba with
+jieba's exact tokens when the ``fast`` extra is installed).
 
 - BLEU-n: corpus BLEU over the segmented texts with n-gram order n, brevity penalty included and
   sacrebleu's default "exp" smoothing; the statistics are counted here in one pass for both orders and
   turned into a score by sacrebleu itself, so the numbers equal ``sacrebleu.corpus_bleu(...,
-  tokenize="none", max_ngram_order=n)`` on space-joined tokens;
-- ROUGE-L: mean over pairs of the LCS F-measure, equal to rouge-score's ``rougeL`` with the same
-  tokenizer (its default tokenizer deletes Chinese characters: never used here);
+  tokenize="none", max_ngram_order=n)`` on space-joined tokens. BLEU-2 is cumulative (the geometric mean
+  of the 1- and 2-gram precisions); ``bleu_ngrams="individual"``: the brevity penalty times the 2-gram
+  precision. ``bleu_level="sentence"``: the mean over pairs of sacrebleu's sentence BLEU (its
+  ``sentence_score``: "exp" smoothing, effective order);
+- ROUGE-L: mean over pairs of the LCS F1, equal to rouge-score's ``rougeL`` with the same tokenizer (its
+  default tokenizer deletes Chinese characters: never used here); ``rouge_l_f="p/r"``: the F with
+  beta = P/R of the ``rouge`` and ``rouge-chinese`` packages (``scoring.lcs.lcs_f``);
 - Distinct-n: per response, distinct n-grams over all n-grams, averaged over responses (a response
   with no n-gram counts 0); ``distinct_level="corpus"`` pools all responses instead;
 - avg_len: mean number of tokens per prediction (not a percentage);
@@ -24,7 +29,7 @@ joined by spaces and split again are the same tokens. Texts longer than ``max_ch
 otherwise run for minutes on pathological inputs.
 
 Example:
-    >>> out = score_generation(["我 很 好"], ["我 很 好"], tokenizer="char")
+    >>> out = score_generation(["我 很 好"], ["我 很 好"])
     >>> round(out["bleu_1"], 6), out["rouge_l"], out["distinct_1"], out["avg_len"]
     (100.0, 100.0, 100.0, 3.0)
 """
@@ -45,7 +50,7 @@ from .._version import __version__
 from ..class_labels import names_or_ids
 from ..scoring.bertscore import check_available, compute_bertscore
 from ..scoring.inputs import MAX_TEXT_CHARS, check_column, check_max_chars, check_text
-from ..scoring.lcs import rouge_l_f
+from ..scoring.lcs import lcs_f, lcs_length
 from ..scoring.segmentation import jieba_cutter
 from ..scoring.segmentation import signature as segmenter_signature
 from ..scoring.workers import pick_workers
@@ -53,6 +58,13 @@ from .format import interaction_types as interaction_type_table
 
 Tokenizer = Literal["jieba", "char", "13a"]
 TOKENIZERS: tuple[str, ...] = ("jieba", "char", "13a")
+DEFAULT_TOKENIZER: Tokenizer = "char"  # the paper's reading, from its numbers (cards/nico/README.md)
+# The readings the paper leaves open, each offered both ways (the first is the default; the card says why)
+OPTIONS: dict[str, tuple[str, ...]] = {
+    "bleu_level": ("corpus", "sentence"),  # summed statistics, or the mean of sentence BLEU
+    "bleu_ngrams": ("cumulative", "individual"),  # BLEU-2 from the 1- and 2-gram precisions, or the 2-gram one
+    "rouge_l_f": ("f1", "p/r"),  # ROUGE-L's F with beta = 1, or beta = P/R
+}
 METRIC = "nico_generation"
 
 
@@ -84,7 +96,7 @@ class PairStats(NamedTuple):
     ref_len: int
     correct: tuple[int, ...]  # clipped n-gram matches, n = 1..MAX_ORDER
     total: tuple[int, ...]  # hypothesis n-grams
-    rouge_l: float
+    lcs: int  # longest common subsequence, for ROUGE-L
     distinct: tuple[float, ...]  # per-response distinct ratio, n = 1, 2
 
 
@@ -93,7 +105,7 @@ def _cut(tokenizer: str) -> Callable[[str], list[str]]:
     return lambda text: [t for t in (piece.strip() for piece in cut(text)) if t]
 
 
-def segment(texts: Sequence[str], tokenizer: Tokenizer = "jieba") -> list[list[str]]:
+def segment(texts: Sequence[str], tokenizer: Tokenizer = DEFAULT_TOKENIZER) -> list[list[str]]:
     """Tokens of each text (whitespace-only tokens dropped); each distinct text is segmented once."""
     cut = _cut(tokenizer)
     memo: dict[str, list[str]] = {}
@@ -126,7 +138,7 @@ def _pair_stats(hyp: list[str], ref: list[str], ref_counts: Sequence[Counter] | 
         grams = max(0, len(hyp) - n + 1)
         total.append(grams)
         distinct_ratios.append(len(hyp_counts) / grams if grams else 0.0)
-    return PairStats(hyp, len(ref), tuple(correct), tuple(total), rouge_l_f(hyp, ref), tuple(distinct_ratios))
+    return PairStats(hyp, len(ref), tuple(correct), tuple(total), lcs_length(hyp, ref), tuple(distinct_ratios))
 
 
 def _chunk_stats(args: tuple[str, list[tuple[str, str]]]) -> list[PairStats]:
@@ -151,7 +163,8 @@ def _chunk_stats(args: tuple[str, list[tuple[str, str]]]) -> list[PairStats]:
 
 
 def pair_statistics(
-    predictions: Sequence[str], references: Sequence[str], tokenizer: Tokenizer = "jieba", workers: int | None = None
+    predictions: Sequence[str], references: Sequence[str], tokenizer: Tokenizer = DEFAULT_TOKENIZER,
+    workers: int | None = None,
 ) -> list[PairStats]:
     """Per-pair statistics, in this process or split across forked worker processes (which inherit
     the loaded segmenter). ``workers=None`` picks the count from the input size and the idle cores
@@ -183,7 +196,7 @@ def _packed_chunk(args: tuple[str, int, int]) -> list[tuple[Any, ...]]:
     which pickle back about 50x faster than PairStats objects holding token lists. Tokens never hold a
     space (``_cut`` strips them and tokenizers split at whitespace), so the join is undone exactly."""
     tokenizer, start, end = args
-    return [(" ".join(s.hyp), s.ref_len, *s.correct, *s.total, s.rouge_l, *s.distinct)
+    return [(" ".join(s.hyp), s.ref_len, *s.correct, *s.total, s.lcs, *s.distinct)
             for s in _chunk_stats((tokenizer, _worker_pairs[start:end]))]
 
 
@@ -201,23 +214,32 @@ def _ngrams(tokens: Sequence[str], n: int) -> list[tuple[str, ...]]:
     return [tuple(tokens[i : i + n]) for i in range(len(tokens) - n + 1)]
 
 
-def bleu_from_stats(stats: Sequence[PairStats]) -> list[float]:
-    """Corpus BLEU-1 .. BLEU-MAX_ORDER from summed statistics (sacrebleu's formula and smoothing)."""
+def bleu_from_stats(stats: Sequence[PairStats], level: str = "corpus", ngrams: str = "cumulative") -> list[float]:
+    """BLEU-1 .. BLEU-MAX_ORDER (sacrebleu's formula and smoothing): of the summed statistics (``corpus``), or
+    the mean over pairs of each pair's sentence BLEU (``sentence``, with sacrebleu's effective order)."""
+    if level == "sentence":
+        per_pair = [bleu_from_sums(s.correct, s.total, len(s.hyp), s.ref_len, ngrams, effective_order=True)
+                    for s in stats]
+        return [sum(scores) / len(per_pair) for scores in zip(*per_pair)]
     correct = [sum(s.correct[i] for s in stats) for i in range(MAX_ORDER)]
     total = [sum(s.total[i] for s in stats) for i in range(MAX_ORDER)]
-    return bleu_from_sums(correct, total, sum(len(s.hyp) for s in stats), sum(s.ref_len for s in stats))
+    return bleu_from_sums(correct, total, sum(len(s.hyp) for s in stats), sum(s.ref_len for s in stats), ngrams)
 
 
-def bleu_from_sums(correct: Sequence[int], total: Sequence[int], sys_len: int, ref_len: int) -> list[float]:
-    """Corpus BLEU-1 .. BLEU-MAX_ORDER from the corpus' summed matches and n-gram counts (per order),
-    hypothesis and reference lengths: sacrebleu's own formula, brevity penalty and "exp" smoothing."""
+def bleu_from_sums(correct: Sequence[int], total: Sequence[int], sys_len: int, ref_len: int,
+                   ngrams: str = "cumulative", effective_order: bool = False) -> list[float]:
+    """BLEU-1 .. BLEU-MAX_ORDER from summed matches and n-gram counts (per order), hypothesis and reference
+    lengths: sacrebleu's own formula, brevity penalty and "exp" smoothing. ``cumulative``: BLEU-n is the
+    geometric mean of the 1- to n-gram precisions; ``individual``: the n-gram precision alone, times the
+    brevity penalty (BLEU-1 is the same either way)."""
     from sacrebleu.metrics import BLEU
 
-    return [
-        BLEU.compute_bleu(list(correct[:n]), list(total[:n]), sys_len, ref_len, smooth_method="exp",
-                          max_ngram_order=n).score
-        for n in range(1, MAX_ORDER + 1)
-    ]
+    scores = []
+    for n in range(1, MAX_ORDER + 1):
+        bleu = BLEU.compute_bleu(list(correct[:n]), list(total[:n]), sys_len, ref_len, smooth_method="exp",
+                                 effective_order=effective_order, max_ngram_order=n)
+        scores.append(bleu.score if ngrams == "cumulative" or n == 1 else bleu.bp * bleu.precisions[n - 1])
+    return scores
 
 
 def distinct(responses: Sequence[Sequence[str]], n: int, level: str = "response") -> float:
@@ -238,8 +260,11 @@ def score_generation(
     predictions: Sequence[str],
     references: Sequence[str],
     *,
-    tokenizer: Tokenizer = "jieba",
+    tokenizer: Tokenizer = DEFAULT_TOKENIZER,
     distinct_level: Literal["response", "corpus"] = "response",
+    bleu_level: Literal["corpus", "sentence"] = "corpus",
+    bleu_ngrams: Literal["cumulative", "individual"] = "cumulative",
+    rouge_l_f: Literal["f1", "p/r"] = "f1",
     interaction_types: Sequence[str] | None = None,
     bertscore: bool = False,
     bertscore_model: str = "bert-base-chinese",
@@ -251,8 +276,12 @@ def score_generation(
 
     Args:
         predictions, references: texts, pairwise.
-        tokenizer: ``jieba`` (default, for Chinese), ``char`` (characters), ``13a`` (English).
+        tokenizer: ``char`` (default: characters, the paper's unit by its numbers), ``jieba`` (words), ``13a``
+            (English).
         distinct_level: ``response`` (average of per-response ratios, the paper's) or ``corpus``.
+        bleu_level: ``corpus`` (default: summed statistics) or ``sentence`` (mean of sentence BLEU).
+        bleu_ngrams: BLEU-2 ``cumulative`` (default, the paper's by its numbers) or ``individual``.
+        rouge_l_f: ROUGE-L's F, ``f1`` (default, the paper's by its numbers) or ``p/r`` (beta = P/R).
         interaction_types: the pair's interaction type, for ``per_interaction_type`` tables; a class id
             (what the ``interaction_type`` column of a loaded dataset holds) counts as its English name.
         bertscore: add ``bertscore_f1`` (bert-score with ``bertscore_model``; any local folder works; the
@@ -266,11 +295,15 @@ def score_generation(
     _check(predictions, references, interaction_types, max_chars)
     if distinct_level not in ("response", "corpus"):
         raise ValueError(f"distinct_level must be 'response' or 'corpus', got {distinct_level!r}")
+    options = {"bleu_level": bleu_level, "bleu_ngrams": bleu_ngrams, "rouge_l_f": rouge_l_f}
+    for name, value in options.items():
+        if value not in OPTIONS[name]:
+            raise ValueError(f"{name} must be one of {', '.join(OPTIONS[name])}, got {value!r}")
     _tokenizer(tokenizer)  # an unknown name fails here, before any work
     if bertscore:
         check_available(bertscore_options)  # a missing extra fails before any work too
     stats = pair_statistics(predictions, references, tokenizer, workers)
-    result = _scores(stats, distinct_level)
+    result = _scores(stats, distinct_level, **options)
     result["n"] = len(predictions)
     # A model that cannot be loaded (offline) is reported in bertscore_error, with bertscore_f1 None,
     # instead of raising and losing the scores above
@@ -281,7 +314,8 @@ def score_generation(
         for i, kind in enumerate(interaction_types):
             groups.setdefault(kind, []).append(i)
         result["per_interaction_type"] = {
-            kind: {**_scores([stats[i] for i in rows], distinct_level), "n": len(rows)} for kind, rows in groups.items()
+            kind: {**_scores([stats[i] for i in rows], distinct_level, **options), "n": len(rows)}
+            for kind, rows in groups.items()
         }
     result["signature"] = {
         "metric": METRIC,
@@ -289,16 +323,18 @@ def score_generation(
         "tokenizer": tokenizer,
         # which backend segmented (rjieba or jieba) and its version, and the jieba release whose tokens it gives
         **(segmenter_signature() if tokenizer == "jieba" else {}),
-        "bleu": "corpus, sacrebleu formula, exp smoothing",
+        "bleu": "sacrebleu formula, exp smoothing",
+        **options,
         "distinct_level": distinct_level,
         **bert.get("signature", {}),
     }
     return result
 
 
-def _scores(stats: Sequence[PairStats], distinct_level: str) -> dict[str, float]:
+def _scores(stats: Sequence[PairStats], distinct_level: str, bleu_level: str = "corpus",
+            bleu_ngrams: str = "cumulative", rouge_l_f: str = "f1") -> dict[str, float]:
     n = len(stats)
-    bleu_1, bleu_2 = bleu_from_stats(stats)
+    bleu_1, bleu_2 = bleu_from_stats(stats, bleu_level, bleu_ngrams)
     if distinct_level == "corpus":
         distinct_1, distinct_2 = (distinct([s.hyp for s in stats], k, "corpus") for k in (1, 2))
     else:
@@ -306,7 +342,7 @@ def _scores(stats: Sequence[PairStats], distinct_level: str) -> dict[str, float]
     return {
         "bleu_1": bleu_1,
         "bleu_2": bleu_2,
-        "rouge_l": 100.0 * sum(s.rouge_l for s in stats) / n,
+        "rouge_l": 100.0 * sum(lcs_f(s.lcs, len(s.hyp), s.ref_len, rouge_l_f) for s in stats) / n,
         "distinct_1": distinct_1,
         "distinct_2": distinct_2,
         "avg_len": sum(len(s.hyp) for s in stats) / n,

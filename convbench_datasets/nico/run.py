@@ -8,9 +8,9 @@ says.
 
 A row whose request failed for good (a per-row error, in the record's ``error``) is counted in
 ``errors`` and scored as a failure: an empty turn for the generation tasks, and precision = recall =
-0 for identify_unnatural (an empty answer would read as "none found", which is right for a dialogue
-without unnatural sentences). Answers cut at the token limit are scored as written (``finish_reason``
-in the records says so). An answer longer than the metrics' cap (``MAX_TEXT_CHARS`` characters, the
+0 for identify_unnatural, where it is not a blank answer (counted in ``unanswered``, or read as "none
+found" under ``blank_answer="none"``, right for a dialogue without unnatural sentences). Answers cut
+at the token limit are scored as written (``finish_reason`` in the records says so). An answer longer than the metrics' cap (``MAX_TEXT_CHARS`` characters, the
 cleaned turn for the generation tasks), or for identify_unnatural one over the metric's per-answer
 limits (``MAX_ANSWER_LINES`` distinct lines, ``MAX_LINE_CHARS`` characters a line), cannot be scored;
 it is that row's error in the same way, so one runaway answer cannot stop every run of the same
@@ -21,8 +21,8 @@ one of its sentences is a prediction); records keep the dialogue's turns so re-s
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping
-from dataclasses import dataclass, field
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field, fields
 from typing import Any
 
 from ..benchmark import BenchmarkBase, Executed
@@ -99,11 +99,23 @@ def missing_split_message(task: str, split: str, available: list[str], source: s
             f"try --split {hint}")
 
 
-def _tokenizer_departure(value: Any, signature: Mapping[str, Any], records: Any) -> str | None:
-    """Another token unit, for the tasks it scores (finding unnatural sentences counts no tokens)."""
-    if value == "jieba" or signature.get("task") == "identify_unnatural":
+def _scoring_departure(paper: str, describe: Callable[[Any], str]) -> Callable[..., str | None]:
+    """A departure of the generation metrics' reading from ``paper``, for the tasks they score (finding
+    unnatural sentences counts no tokens)."""
+
+    def departs(value: Any, signature: Mapping[str, Any], records: Any) -> str | None:
+        if value == paper or signature.get("task") == "identify_unnatural":
+            return None
+        return describe(value)
+
+    return departs
+
+
+def _blank_answer_departure(value: Any, signature: Mapping[str, Any], records: Any) -> str | None:
+    """Blank answers read as "none", for the task that reads answers (the generation tasks score turns)."""
+    if value == "unanswered" or signature.get("task") != "identify_unnatural":
         return None
-    return f"{value} tokens (convbench's default: jieba words; the paper is silent)"
+    return f'blank answers read as "{value}" (convbench\'s default: unanswered, scored 0; the paper is silent)'
 
 
 @dataclass
@@ -123,10 +135,31 @@ class NICOSettings:
         256, help="nico: generator token limit (default {default})", type=positive, key="generation.max_new_tokens",
         paper=256, source="paper silent: convbench's default, above the longest reference turn",
         describe=lambda value, paper: f"{value} new tokens (convbench's default: {paper}; the paper is silent)")
+    # The paper does not say how it computed its metrics; these are the readings its numbers support (the card
+    # gives the evidence), each offered the other way
     tokenizer: str = setting(
-        "jieba", help="nico: the token unit of BLEU, ROUGE-L, Distinct and length: jieba (words), char or 13a "
-                      "(default {default})",
-        paper="jieba", source="paper silent: convbench's default (the card says why)", departs=_tokenizer_departure)
+        "char", help="nico: the token unit of BLEU, ROUGE-L, Distinct and length: char (characters), jieba (words) "
+                     "or 13a (default {default})",
+        paper="char", source="paper silent: its tokens per utterance and BLEU-2/BLEU-1 fit characters (the card)",
+        departs=_scoring_departure("char", lambda value: f"{value} tokens (the paper's numbers point to characters)"))
+    bleu_level: str = setting(
+        "corpus", help="nico: BLEU of the summed statistics (corpus) or the mean of sentence BLEU (sentence) "
+                       "(default {default})",
+        paper="corpus", source="paper silent, its numbers do not decide: convbench's default (the card)",
+        departs=_scoring_departure("corpus", lambda value: f"{value}-level BLEU (convbench's default: corpus; "
+                                                           "the paper is silent)"))
+    bleu_ngrams: str = setting(
+        "cumulative", help="nico: BLEU-2 from the 1- and 2-gram precisions (cumulative) or the 2-gram precision "
+                           "(individual) (default {default})",
+        paper="cumulative", source="paper silent: its BLEU-2/BLEU-1 fit cumulative BLEU-2 (the card)",
+        departs=_scoring_departure("cumulative", lambda value: f"{value} BLEU-2 (the paper's numbers point to "
+                                                               "cumulative)"))
+    rouge_l_f: str = setting(
+        "f1", help="nico: ROUGE-L's F: f1 (beta = 1) or p/r (beta = P/R, the rouge and rouge-chinese packages') "
+                   "(default {default})",
+        paper="f1", source="paper silent: its ROUGE-L/BLEU-1 on long answers fit F1 (the card)",
+        departs=_scoring_departure("f1", lambda value: f"ROUGE-L F with beta = {value.upper()} (the paper's numbers "
+                                                       "point to F1)"))
     bertscore: bool = setting(
         False, help="nico: add BERTScore F1", cli=False, paper=EVERY_VALUE, recorded=False,
         why="it adds BERTScore F1 beside the other numbers and changes none of them")
@@ -140,6 +173,11 @@ class NICOSettings:
         None, help="nico: the layer BERTScore uses (default: bert-score's for known models, else 2/3 of the depth)",
         type=non_negative, metavar="N", key="bertscore_layer_given", paper=None,
         describe=lambda value, paper: f"BERTScore layer {value} (--bertscore-layer; default: bert-score's for the model)")
+    blank_answer: str = setting(
+        "unanswered", help="nico identify_unnatural: what a blank answer (no letter or number: \"\", \"……\", \"。\") "
+                           "is: unanswered (no answer, scored 0) or none (the answer \"none\") (default {default})",
+        paper="unanswered", source="paper silent: convbench's default (the card says why)",
+        departs=_blank_answer_departure)
 
 
 @dataclass
@@ -152,7 +190,7 @@ class NICOPlan(NICOSettings):
     identify_scores: dict[str, Any] = field(default_factory=dict, init=False)
 
     def __post_init__(self) -> None:
-        from .nico_generation import TOKENIZERS  # light: the metrics' heavy parts load when scoring
+        from .nico_generation import OPTIONS, TOKENIZERS  # light: the metrics' heavy parts load when scoring
 
         if self.task is None:
             raise ConvbenchError("a NICO run needs --task (task=): open_domain, dialog_completion, identify_unnatural "
@@ -161,8 +199,10 @@ class NICOPlan(NICOSettings):
             raise ConvbenchError(f"bertscore must be True or False, got {self.bertscore!r}; to name the BERTScore "
                                  f"model give bertscore=True and bertscore_model={self.bertscore!r} (the flag "
                                  "--bertscore MODEL sets both)")
-        if self.tokenizer not in TOKENIZERS:  # checked now, not after every answer has been generated
-            raise ConvbenchError(f"unknown NICO tokenizer {self.tokenizer!r}; choose one of {', '.join(TOKENIZERS)}")
+        for name, allowed in {"tokenizer": TOKENIZERS, **OPTIONS}.items():  # now, not after every answer is generated
+            if getattr(self, name) not in allowed:
+                raise ConvbenchError(f"unknown NICO {name} {getattr(self, name)!r}; choose one of {', '.join(allowed)}")
+        check_blank_answer(self.blank_answer)
         if self.bertscore_layer is not None and not self.bertscore:
             raise ConvbenchError(f"--bertscore-layer needs --bertscore MODEL (bertscore_layer={self.bertscore_layer} "
                                  "needs bertscore=True)")
@@ -192,7 +232,7 @@ class NICOPlan(NICOSettings):
         failed = [e is not None for e in errors]
         if task == "identify_unnatural":
             self.identify_scores, per_row = score_identify(responses, [r["unnatural_sentences"] for r in rows], failed,
-                                        [dialogue_turns(r) for r in rows])
+                                                           [dialogue_turns(r) for r in rows], self.blank_answer)
             records = [_identify_record(r, text, hit, row) for r, text, hit, row in zip(rows, responses, generated.cache_hits, per_row)]
         else:
             turns = ["" if bad else turn for turn, bad in zip(scored, failed)]  # a failed row scores as an empty turn
@@ -215,13 +255,22 @@ class NICOPlan(NICOSettings):
             results = dict(self.identify_scores)
         else:
             results = score_generation([r["turn"] for r in records], [r["reference"] for r in records],
-                                       tokenizer=self.tokenizer,  # type: ignore[arg-type]
+                                       **scoring_options(vars(self)),
                                        interaction_types=[r["interaction_type"] for r in records],
                                        bertscore=self.bertscore, bertscore_model=self.bertscore_model,
                                        bertscore_options=None if self.bertscore_layer is None
                                        else {"num_layers": self.bertscore_layer})
         results["errors"] = sum(failed)
         return results
+
+
+def scoring_options(recorded: Mapping[str, Any]) -> dict[str, Any]:
+    """``score_generation``'s token unit and readings, from a run's settings or signature; a reading it does not
+    hold (a run written before the BLEU and ROUGE-L readings were options) is the default, as it was scored."""
+    from .nico_generation import OPTIONS
+
+    defaults = {f.name: f.default for f in fields(NICOSettings)}
+    return {name: recorded.get(name, defaults[name]) for name in ("tokenizer", *OPTIONS)}
 
 
 def too_long_error(answer: str, task: str | None = None) -> str | None:
@@ -250,23 +299,35 @@ def dialogue_turns(row: dict[str, Any]) -> list[str]:
     return [turn["text"] for turn in row["dialogue"]]
 
 
-def score_identify(responses: list[str], golds: list[Any], failed: list[bool],
-                   dialogues: list[Any] | None = None) -> tuple[dict[str, Any], list[dict[str, Any]]]:
-    """``unnatural_sentence_prf`` with per-row scores; a failed row (a per-row error) scores P = R = 0.
-    ``dialogues``: each row's dialogue turns (None where unknown): a line quoting one is a prediction."""
+def check_blank_answer(value: Any) -> str:
+    """``blank_answer``, checked: one of ``unnatural_prf.BLANK_ANSWERS``."""
+    from .unnatural_prf import BLANK_ANSWERS
+
+    if value not in BLANK_ANSWERS:
+        raise ConvbenchError(f"blank_answer must be one of {', '.join(BLANK_ANSWERS)}, got {value!r}")
+    return value  # type: ignore[no-any-return]
+
+
+def score_identify(responses: list[str], golds: list[Any], failed: list[bool], dialogues: list[Any] | None = None,
+                   blank_answer: str = "unanswered") -> tuple[dict[str, Any], list[dict[str, Any]]]:
+    """``unnatural_sentence_prf`` with per-row scores; a failed row (a per-row error) scores P = R = 0 and
+    is counted in ``errors``, not as a blank or unanswered answer. ``dialogues``: each row's dialogue turns
+    (None where unknown): a line quoting one is a prediction. ``blank_answer``: the metric's (a blank answer
+    is no answer, or the answer "none")."""
     from .unnatural_prf import _prf, answer_limit_error, score_unnatural
 
     # an answer over the metric's per-answer limits fails its row too (callers that did not check it)
     failed = [bad or answer_limit_error(text) is not None for text, bad in zip(responses, failed)]
     # a failed row's answer is not scored (it may be one too long to score): read as "" and then set to 0
     results = score_unnatural(["" if bad else text for text, bad in zip(responses, failed)], golds,
-                              dialogues=dialogues, return_rows=True)
+                              dialogues=dialogues, blank_answer=blank_answer, return_rows=True)  # type: ignore[arg-type]
     rows = results.pop("rows")
     if any(failed):
         for row, bad in zip(rows, failed):
-            if bad:
-                row.update(precision=0.0, recall=0.0, blank=False)  # a failure, not a blank answer
+            if bad:  # a failure, not a blank answer
+                row.update(precision=0.0, recall=0.0, blank=False, unanswered=False)
         results["blank_answers"] = sum(row["blank"] for row in rows)
+        results["unanswered"] = sum(row["unanswered"] for row in rows)
         containing = [row for row in rows if row["contains"]]
         for suffix, group in (("", rows), ("_containing", containing)):
             scores = _prf([row["precision"] for row in group], [row["recall"] for row in group])
@@ -305,10 +366,11 @@ class NICOBenchmark(BenchmarkBase):
         failed = [r.get("error") is not None for r in records]
         if signature.get("task") == "identify_unnatural":
             results, _ = score_identify([r["response"] for r in records], [r["gold"] for r in records], failed,
-                                        [r.get("dialogue") for r in records])  # None in records written before
+                                        [r.get("dialogue") for r in records],  # None in records written before
+                                        check_blank_answer(signature.get("blank_answer", "unanswered")))
         else:
             results = score_generation([r["turn"] for r in records], [r["reference"] for r in records],
-                                       tokenizer=signature.get("tokenizer", "jieba"),
+                                       **scoring_options(signature),
                                        interaction_types=[r["interaction_type"] for r in records])
         # BERTScore needs its model, which re-scoring never loads: the run's own figure is carried over (the turns
         # it scored are the records' turns) and said to be so, rather than silently dropped
@@ -341,8 +403,14 @@ class NICOBenchmark(BenchmarkBase):
 
         signature = results.get("signature", {})
         scores = {k: round(v, 2) for k, v in results.items() if isinstance(v, float)}
-        return [f"nico {signature.get('task')} ({signature.get('shots')}-shot, {results.get('n')} examples, errors: "
-                f"{results.get('errors', 0)}): {json.dumps(scores, ensure_ascii=False)}"]
+        # identify_unnatural: the answers scored as no answer (blank, refused, cut off), beside the failed rows
+        unanswered = f", unanswered: {results['unanswered']}" if "unanswered" in results else ""
+        lines = [f"nico {signature.get('task')} ({signature.get('shots')}-shot, {results.get('n')} examples, errors: "
+                 f"{results.get('errors', 0)}{unanswered}): {json.dumps(scores, ensure_ascii=False)}"]
+        if signature.get("model") == "baseline:repeat":
+            lines.append("baseline:repeat answers blank on NICO: it repeats the previous assistant turn, and a NICO "
+                         "prompt is one user message (the dialogue is inside it)")
+        return lines
 
 
 

@@ -22,6 +22,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from ..scoring.resample import replicate_stderr, resample_counts, weighted_means
+from ..scoring.lcs import lcs_f
 from .nico_generation import MAX_ORDER, PairStats, bleu_from_sums
 
 N_BOOTSTRAP, SEED = 1000, 0  # NICO's resamples and seed in the harnesses
@@ -29,9 +30,10 @@ N_BOOTSTRAP, SEED = 1000, 0  # NICO's resamples and seed in the harnesses
 
 def generation_stderr(stats: Sequence[PairStats], n_bootstrap: int = N_BOOTSTRAP, seed: int = SEED,
                       bertscore_f1: Sequence[float] | None = None) -> dict[str, float | None]:
-    """``<key>_stderr`` of ``score_generation``'s BLEU-1/2 (corpus BLEU of each resample's summed
-    statistics), ROUGE-L, Distinct-1/2 (per-response, the default level), ``avg_len`` and, given each
-    pair's BERTScore F1 (0-1), ``bertscore_f1``; percentages as the metrics (``avg_len`` in tokens)."""
+    """``<key>_stderr`` of ``score_generation``'s BLEU-1/2 with its default readings (corpus BLEU of each
+    resample's summed statistics, cumulative BLEU-2), ROUGE-L (F1), Distinct-1/2 (per-response, the default
+    level), ``avg_len`` and, given each pair's BERTScore F1 (0-1), ``bertscore_f1``; percentages as the
+    metrics (``avg_len`` in tokens)."""
     import numpy as np
 
     if not stats:
@@ -40,7 +42,8 @@ def generation_stderr(stats: Sequence[PairStats], n_bootstrap: int = N_BOOTSTRAP
     sums = times @ np.array([[*s.correct, *s.total, len(s.hyp), s.ref_len] for s in stats], dtype=float)
     sums = np.rint(sums).astype(np.int64).tolist()  # counts times integers: exact
     bleu = np.array([bleu_from_sums(row[:MAX_ORDER], row[MAX_ORDER:2 * MAX_ORDER], row[-2], row[-1]) for row in sums])
-    per_pair = [[100.0 * s.rouge_l, *(100.0 * d for d in s.distinct), len(s.hyp)] for s in stats]
+    per_pair = [[100.0 * lcs_f(s.lcs, len(s.hyp), s.ref_len), *(100.0 * d for d in s.distinct), len(s.hyp)]
+                for s in stats]
     keys = ["bleu_1", "bleu_2", "rouge_l", "distinct_1", "distinct_2", "avg_len"]
     columns = [bleu, weighted_means(times, per_pair)]
     if bertscore_f1 is not None:

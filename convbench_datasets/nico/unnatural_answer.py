@@ -37,11 +37,17 @@ Then, line by line:
    not; ``refused`` when it refused). Beside predicted sentences, "none" lines and refusals are
    comments (``其余句子都很自然。``) and are listed as ignored, like preambles.
 
+Before any of this, a **blank** answer (``is_blank``: no letter or number, such as ``""``, ``……``, ``。``
+or an emoji) is read as nothing at all, ``blank`` and ``empty``: it is not the answer "none" (the scorer
+decides what it is worth: ``unnatural_prf``'s ``blank_answer``).
+
 Example:
     >>> read_answer("以下是不自然的句子：\\n1. A：“我认为此价格偏高，”（过于书面）").sentences
     ['我认为此价格偏高，']
     >>> read_answer("以上对话中没有不自然的句子。").none
     True
+    >>> read_answer("……").blank, read_answer("……").none
+    (True, False)
 """
 
 from __future__ import annotations
@@ -401,19 +407,40 @@ def dialogue_index(turns: Iterable[str]) -> dict[str, str]:
     return quotable
 
 
+def is_blank(text: str | None) -> bool:
+    """Whether an answer is blank: once NFKC-normalised, it holds no letter and no number (no character of
+    Unicode general category L* or N*; Chinese characters are Lo), only whitespace, punctuation (P*),
+    symbols and emoji (S*), separators (Z*), control and format characters (C*: zero-width joiners) or
+    marks (M*: variation selectors). An answer that is JSON (``[]``, ``{}``, in a code fence or not) is
+    not blank: it is read as JSON, and an empty list says "none".
+
+    Example:
+        >>> [is_blank(a) for a in ("", "……", "。", "？", "🙂", "  \\n", "——\\n***")]
+        [True, True, True, True, True, True, True]
+        >>> [is_blank(a) for a in ("无", "None", "3", "①", "[]")]
+        [False, False, False, False, False]
+    """
+    text = text or ""
+    if any(unicodedata.category(ch).startswith(("L", "N")) for ch in unicodedata.normalize("NFKC", text)):
+        return False
+    return not _answer_lines(text)[1]
+
+
 @dataclass(frozen=True)
 class AnswerReading:
-    """How an answer was read: the predicted sentences, whether it said "none", the lines ignored, and
-    whether it refused (said it cannot tell, and named nothing).
+    """How an answer was read: the predicted sentences, whether it said "none", the lines ignored,
+    whether it refused (said it cannot tell, and named nothing), and whether it was blank (``is_blank``).
 
     An answer with no predicted sentence and no "none" line is ``empty``: blank, only preamble and
-    comment lines (a cut-off ``以下是不自然的句子：``), or a refusal; ``unanswered`` when it is not blank.
+    comment lines (a cut-off ``以下是不自然的句子：``), a refusal, or nothing else readable (an empty code
+    block); ``unanswered`` when it is not blank: it has text, and none of it is an answer.
     """
 
     sentences: list[str] = field(default_factory=list)
     none: bool = False
     ignored: list[str] = field(default_factory=list)
     refused: bool = False
+    blank: bool = False
 
     @property
     def empty(self) -> bool:
@@ -421,7 +448,7 @@ class AnswerReading:
 
     @property
     def unanswered(self) -> bool:
-        return self.empty and (bool(self.ignored) or self.refused)
+        return self.empty and not self.blank
 
 
 def _json_strings(value: Any) -> list[str]:
@@ -460,7 +487,10 @@ def read_answer(text: str | None, known: Iterable[str] = (), dialogue: Iterable[
     """Read a model's answer; ``known`` are the sentences it may quote (the row's gold sentences) and
     ``dialogue`` the dialogue's turns (or sentences), when available: a line equal to one of their
     sentences is a prediction, whatever it says, and a line that is a near copy (character LCS F-measure
-    of at least ``SNAP``) of a gold sentence, or of a turn holding one, names that sentence."""
+    of at least ``SNAP``) of a gold sentence, or of a turn holding one, names that sentence.
+    A blank answer (``is_blank``) is read as nothing: ``blank``, naming nothing, not saying "none"."""
+    if is_blank(text):
+        return AnswerReading(blank=True)
     turns = list(dialogue)
     gold = [k for k in dict.fromkeys(map(normalise, known)) if k]
     quotable = dialogue_index(turns)

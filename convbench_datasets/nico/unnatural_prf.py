@@ -19,11 +19,14 @@ dialogue contains any (there is nothing to average, and 0 would read as a failin
 always answers "none" scores exactly the share of dialogues without unnatural sentences, and 0 on the
 others.
 
-An answer with no predicted sentence that does not say "none" either is scored two ways: a blank
-answer is the empty set (P = R = 1 on a clean dialogue: the silence baseline), counted in
-``blank_answers``; an answer with text of which nothing could be read (only preamble or comment lines:
-a cut-off ``以下是不自然的句子：``) or a refusal is no answer and scores P = R = 0 on every dialogue,
-counted in ``empty_answers`` and ``refusals``.
+An answer with no predicted sentence that does not say "none" either is **no answer** and scores
+P = R = 0 on every dialogue, counted in ``unanswered``: a blank answer (``is_blank``: no letter or
+number, so ``""``, ``……``, ``。``, ``？`` or an emoji; ``blank_answers``), a refusal (``refusals``), an
+answer with text of which nothing could be read (only preamble or comment lines: a cut-off
+``以下是不自然的句子：``; ``empty_answers``). ``blank_answer="none"`` reads a blank answer as the answer
+"none" instead (P = R = 1 on a clean dialogue: an always-blank model then scores the share of clean
+dialogues, 47.5 on NICO's test set); the signature records the choice. The paper is silent on blank
+answers (its all-"none" models wrote "no unnatural sentence").
 
 ``dialogues`` (optional, one list of the dialogue's turns or sentences per row) lets the reader know
 what the model may quote: a line equal (after normalise()) to a dialogue sentence, or to a run of its
@@ -58,10 +61,11 @@ from ..scoring.inputs import MAX_TEXT_CHARS, as_row_list, check_column, check_le
 from ..scoring.lcs import lcs_length
 from .unnatural_answer import answer_lines, dialogue_forms, normalise, parse_answer, read_answer
 
-__all__ = ["MAX_ANSWER_LINES", "MAX_FUZZY_SENTENCES", "MAX_LINE_CHARS", "MAX_SENTENCES", "MAX_TEXT_CHARS",
-           "answer_limit_error", "normalise", "parse_answer", "score_unnatural"]
+__all__ = ["BLANK_ANSWERS", "MAX_ANSWER_LINES", "MAX_FUZZY_SENTENCES", "MAX_LINE_CHARS", "MAX_SENTENCES",
+           "MAX_TEXT_CHARS", "answer_limit_error", "normalise", "parse_answer", "score_unnatural"]
 
 METRIC = "unnatural_sentence_prf"
+BLANK_ANSWERS = ("unanswered", "none")  # what a blank answer is: no answer (scored 0), or the answer "none"
 # Each answer line is read against every gold and dialogue sentence, and fuzzy matching compares every
 # predicted sentence with every gold one: these bound the pairs per row (tests/nico/test_unnatural_prf.py
 # reads a row at the limits).
@@ -110,6 +114,7 @@ def score_unnatural(
     dialogues: Sequence[Sequence[str] | None] | None = None,
     match: Literal["exact", "fuzzy"] = "exact",
     threshold: float = 0.8,
+    blank_answer: Literal["unanswered", "none"] = "unanswered",
     return_rows: bool = False,
     max_chars: int | None = MAX_TEXT_CHARS,
     max_sentences: int | None = MAX_SENTENCES,
@@ -125,7 +130,10 @@ def score_unnatural(
             unknown: a line quoting one of them is always a predicted sentence.
         match: ``exact`` (after normalise()) or ``fuzzy`` (LCS F-measure of at least ``threshold``).
         threshold: for fuzzy matching, a number in [0, 1].
-        return_rows: add per-dialogue ``rows`` (predicted sentences, P, R, whether "none", empty, refused, blank).
+        blank_answer: what a blank answer (no letter or number) is: ``unanswered`` (no answer, P = R = 0)
+            or ``none`` (the answer "none": P = R = 1 on a dialogue without unnatural sentences).
+        return_rows: add per-dialogue ``rows`` (predicted sentences, P, R, whether "none", empty, refused,
+            blank, unanswered).
         max_chars: refuse an answer, or a row's gold sentences or dialogue together, longer than this.
         max_sentences: refuse a row with more distinct gold sentences or dialogue turns (fuzzy matching:
             or predicted sentences) than this.
@@ -139,6 +147,8 @@ def score_unnatural(
         raise ValueError(f"got {n} predictions but {len(references)} references")
     if match not in ("exact", "fuzzy"):
         raise ValueError(f"match must be 'exact' or 'fuzzy', got {match!r}")
+    if blank_answer not in BLANK_ANSWERS:
+        raise MetricInputError(f"blank_answer must be 'unanswered' or 'none', got {blank_answer!r}")
     if dialogues is not None and check_column("dialogues", dialogues) != n:
         raise ValueError(f"got {n} predictions but {len(dialogues)} dialogues")
     _check_options(threshold, max_chars, max_sentences, max_lines, max_line_chars)
@@ -156,8 +166,10 @@ def score_unnatural(
         predicted = reading.sentences
         if match == "fuzzy":
             _check_sentence_count(i, predicted, gold_set, max_sentences)
-        if reading.unanswered:
-            p = r = 0.0  # a refusal, or only preamble or comment lines: no answer, not the answer "none"
+        # a refusal, only preamble or comment lines, or (by default) a blank answer: no answer, not "none"
+        unanswered = reading.unanswered or (reading.blank and blank_answer == "unanswered")
+        if unanswered:
+            p = r = 0.0
         elif not predicted and not gold_set:
             p = r = 1.0
         elif not predicted or not gold_set:
@@ -167,7 +179,7 @@ def score_unnatural(
             p, r = hits / len(set(map(normalise, predicted))), covered / len(set(map(normalise, gold_set)))
         rows.append({"predicted": predicted, "none": reading.none, "ignored": reading.ignored,
                      "empty": reading.unanswered and not reading.refused, "refused": reading.refused,
-                     "blank": reading.empty and not reading.unanswered,
+                     "blank": reading.blank, "unanswered": unanswered,
                      "precision": p, "recall": r, "contains": bool(gold_set)})
     precision, recall, f1 = _prf([x["precision"] for x in rows], [x["recall"] for x in rows])
     containing = [x for x in rows if x["contains"]]
@@ -178,10 +190,11 @@ def score_unnatural(
         "n": len(rows), "n_containing": len(containing),
         "none_answers": sum(x["none"] for x in rows), "ignored_lines": sum(len(x["ignored"]) for x in rows),
         "empty_answers": sum(x["empty"] for x in rows), "refusals": sum(x["refused"] for x in rows),
-        "blank_answers": sum(x["blank"] for x in rows),
+        "blank_answers": sum(x["blank"] for x in rows), "unanswered": sum(x["unanswered"] for x in rows),
         # answers read knowing the dialogue can score differently: the signature says whether they were
         "signature": {"metric": METRIC, "convbench_version": __version__, "match": match,
-                      **({"threshold": threshold} if match == "fuzzy" else {}), "dialogues": any(turns)},
+                      **({"threshold": threshold} if match == "fuzzy" else {}), "dialogues": any(turns),
+                      "blank_answer": blank_answer},
     }
     if not containing:
         result["notes"] = ["no dialogue contains unnatural sentences: the *_containing scores are undefined (None)"]

@@ -41,10 +41,26 @@ def lcs_length(a: Sequence[Hashable], b: Sequence[Hashable]) -> int:
 
 def rouge_l_f(prediction: Sequence[Hashable], reference: Sequence[Hashable]) -> float:
     """ROUGE-L F-measure of two token sequences, as rouge-score defines it (0 when either is empty)."""
-    if not prediction or not reference:
-        return 0.0
-    lcs = lcs_length(prediction, reference)
+    return lcs_f(lcs_length(prediction, reference), len(prediction), len(reference))
+
+
+def lcs_f(lcs: int, prediction_len: int, reference_len: int, f: str = "f1") -> float:
+    """ROUGE-L's F-measure from the LCS length and the two lengths (0 when the LCS is empty).
+
+    With P = lcs / prediction_len and R = lcs / reference_len, F = (1 + b^2) P R / (R + b^2 P):
+    ``f1`` takes b = 1 (rouge-score's ``rougeL``); ``p/r`` takes b = P / R, as the ``rouge`` and
+    ``rouge-chinese`` packages do, which is F1 when P = R and below it otherwise.
+
+    Example (P = 1/2, R = 1):
+        >>> round(lcs_f(2, 4, 2), 4), round(lcs_f(2, 4, 2, "p/r"), 4)
+        (0.6667, 0.5556)
+    """
     if lcs == 0:
         return 0.0
-    precision, recall = lcs / len(prediction), lcs / len(reference)
-    return 2 * precision * recall / (precision + recall)
+    precision, recall = lcs / prediction_len, lcs / reference_len
+    if f == "f1":
+        return 2 * precision * recall / (precision + recall)
+    if f != "p/r":
+        raise ValueError(f"rouge_l_f must be 'f1' or 'p/r', got {f!r}")
+    beta2 = (precision / recall) ** 2
+    return (1 + beta2) * precision * recall / (recall + beta2 * precision)

@@ -77,11 +77,13 @@ def _judge(messages: list[dict[str, str]]) -> str:
     return json.dumps({"consistency": 5, "collaborativeness": 6})
 
 
-def test_cocoeval_simulates_and_judges_greedily(cocoeval_built: Path, tmp_path: Path) -> None:
+def test_cocoeval_simulates_at_the_default_and_judges_greedily(cocoeval_built: Path, tmp_path: Path) -> None:
     model_seen: list[tuple[Any, Any]] = []
     judge_seen: list[tuple[Any, Any]] = []
     run_inspect(cocoeval(config="qmsum_committee", dataset=str(cocoeval_built), n_bootstrap=10),
                 recording_model(_simulator, model_seen), tmp_path / "logs",
                 grader=recording_model(_judge, judge_seen, "mockllm/judge"), limit=1)
-    assert model_seen and {temperature for temperature, _ in model_seen} == {0.0}
+    # the simulator is sent no temperature (the paper states none: the API's default, as convbench run); the
+    # judge decodes greedily
+    assert model_seen and {temperature for temperature, _ in model_seen} == {None}
     assert judge_seen and {temperature for temperature, _ in judge_seen} == {0.0}

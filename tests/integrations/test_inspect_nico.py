@@ -216,8 +216,13 @@ def test_a_reply_that_is_no_answer_is_an_error_as_in_convbench_run(task: str, se
     assert {s.id for s in log.samples if s.scores[scorer].metadata["error"]} == set(failed)  # the log's order is its own
     if task == "identify_unnatural":
         # Hand-derived: every answer that is there names a label (Answer, Repeat...), no gold sentence: P = R = 0
-        # on every dialogue. Were the failed rows blank answers ("none"), the clean ones among them would score 1.
+        # on every dialogue. Were the failed rows blank answers read as "none" (--blank-answer none), the clean
+        # ones among them would score 1; they are errors, counted apart from unanswered answers.
         assert any(not r["gold"] for r in run.records if r["error"]) and run.results["f1"] == 0.0
+        # the failed rows (read as "") are neither blank nor unanswered; "Answer" alone is a bare label: no answer
+        assert run.results["blank_answers"] == 0
+        assert run.results["unanswered"] == run.results["empty_answers"] == sum(
+            r["response"] == "Answer" for r in run.records if r["error"] is None) > 0
     imported = import_inspect_log(log, tmp_path / "imported", max_error_rate=1)  # as for the run
     for key in (*keys, "errors", "n"):
         assert imported.results[key] == run.results[key], key

@@ -127,11 +127,11 @@ def test_an_answer_too_long_to_score_fails_as_in_convbench_run(nico_built: Path,
 
 def test_the_tokenizer_option_is_convbench_s(nico_built: Path, tmp_path: Path) -> None:
     metadata = {"convbench_dataset": str(nico_built), "convbench_split": "train"}
-    by_char = run_lm_eval(["convbench_nico_open_domain"], ScriptedLM(turn), metadata={**metadata, "convbench_tokenizer": "char"})
-    by_words = run_lm_eval(["convbench_nico_open_domain"], ScriptedLM(turn), metadata=metadata)
+    by_words = run_lm_eval(["convbench_nico_open_domain"], ScriptedLM(turn), metadata={**metadata, "convbench_tokenizer": "jieba"})
+    by_char = run_lm_eval(["convbench_nico_open_domain"], ScriptedLM(turn), metadata=metadata)  # the default
     run = run_nico(task="open_domain", model=ScriptedBackend(turn), out=tmp_path / "run", split="train",
-                   dataset=nico_built, cache=tmp_path / "c.sqlite", tokenizer="char", progress=False)
-    assert reported(by_char, "convbench_nico_open_domain") == {key: run.results[key] for key in GENERATION_KEYS}
+                   dataset=nico_built, cache=tmp_path / "c.sqlite", tokenizer="jieba", progress=False)
+    assert reported(by_words, "convbench_nico_open_domain") == {key: run.results[key] for key in GENERATION_KEYS}
     assert reported(by_char, "convbench_nico_open_domain")["avg_len"] > reported(by_words, "convbench_nico_open_domain")["avg_len"]
 
 

@@ -47,7 +47,7 @@ def _rows() -> dict[str, dict[str, Any]]:
 
 def careful_scores(reading: dict[str, Any], gold: list[tuple[int, int, int]]) -> tuple[float, float]:
     """(P, R) of one careful reading, by the rules of make_identify_answers.py."""
-    if reading["answer"] in ("refusal", "unanswered"):
+    if reading["answer"] in ("refusal", "unanswered", "blank"):
         return 0.0, 0.0  # no answer
     named = [tuple(span) for span in reading.get("named", [])]
     predictions = len(named) + reading.get("other", 0)

@@ -21,30 +21,33 @@ def _pairs(n: int, seed: int = 0) -> tuple[list[str], list[str]]:
     return texts[:n], texts[n:]
 
 
-def test_bleu_equals_sacrebleu_on_the_same_tokens() -> None:
+@pytest.mark.parametrize("tokenizer", ["char", "jieba"])
+def test_bleu_equals_sacrebleu_on_the_same_tokens(tokenizer: str) -> None:
     from sacrebleu.metrics import BLEU
 
     predictions, references = _pairs(300)
-    ours = score_generation(predictions, references)
-    hyps = [" ".join(t) for t in segment(predictions)]
-    refs = [" ".join(t) for t in segment(references)]
+    ours = score_generation(predictions, references, tokenizer=tokenizer)  # type: ignore[arg-type]
+    hyps = [" ".join(t) for t in segment(predictions, tokenizer)]  # type: ignore[arg-type]
+    refs = [" ".join(t) for t in segment(references, tokenizer)]  # type: ignore[arg-type]
     for n in (1, 2):
         expected = BLEU(tokenize="none", max_ngram_order=n).corpus_score(hyps, [refs]).score
         assert ours[f"bleu_{n}"] == pytest.approx(expected, abs=1e-9)
 
 
-def test_rouge_l_equals_rouge_score_with_jieba() -> None:
+@pytest.mark.parametrize("tokenizer", ["char", "jieba"])
+def test_rouge_l_equals_rouge_score_on_the_same_tokens(tokenizer: str) -> None:
     import jieba
     from rouge_score import rouge_scorer
 
-    class JiebaTokenizer:
+    class Tokens:  # rouge-score's own tokenizer would delete the Chinese characters
         def tokenize(self, text: str) -> list[str]:
-            return [t for t in (p.strip() for p in jieba.lcut(text)) if t]
+            pieces = jieba.lcut(text) if tokenizer == "jieba" else list(text)
+            return [t for t in (p.strip() for p in pieces) if t]
 
     predictions, references = _pairs(300, seed=1)
-    scorer = rouge_scorer.RougeScorer(["rougeL"], tokenizer=JiebaTokenizer())
+    scorer = rouge_scorer.RougeScorer(["rougeL"], tokenizer=Tokens())
     expected = 100 * sum(scorer.score(r, p)["rougeL"].fmeasure for p, r in zip(predictions, references)) / 300
-    assert score_generation(predictions, references)["rouge_l"] == pytest.approx(expected, abs=1e-9)
+    assert score_generation(predictions, references, tokenizer=tokenizer)["rouge_l"] == pytest.approx(expected, abs=1e-9)  # type: ignore[arg-type]
 
 
 def test_distinct_and_length_by_hand() -> None:
@@ -59,7 +62,8 @@ def test_distinct_and_length_by_hand() -> None:
 
 
 def test_jieba_segmentation_and_english_13a() -> None:
-    assert segment(["我今天去超市"])[0] == ["我", "今天", "去", "超市"]
+    assert segment(["我今天去超市"], "jieba")[0] == ["我", "今天", "去", "超市"]
+    assert segment(["我今天 去"])[0] == ["我", "今", "天", "去"]  # the default: characters, spaces dropped
     out = score_generation(["Hello, world!"], ["Hello, world!"], tokenizer="13a")
     assert out["avg_len"] == 4.0 and out["rouge_l"] == 100.0  # Hello , world !
 
@@ -139,9 +143,9 @@ def test_bleu_brevity_penalty_equals_sacrebleu_on_short_predictions() -> None:
     # Chinese character or punctuation mark, as tokenizer="char" here).
     predictions, references = _pairs(200, seed=5)
     predictions = [p[: max(1, len(p) // 2)] for p in predictions]
-    hyps, refs = ([" ".join(t) for t in segment(texts)] for texts in (predictions, references))
+    hyps, refs = ([" ".join(t) for t in segment(texts, "jieba")] for texts in (predictions, references))
     assert sum(len(h.split()) for h in hyps) < 0.7 * sum(len(r.split()) for r in refs)
-    ours, chars = score_generation(predictions, references), score_generation(predictions, references, tokenizer="char")
+    ours, chars = score_generation(predictions, references, tokenizer="jieba"), score_generation(predictions, references)
     for n in (1, 2):
         assert ours[f"bleu_{n}"] == pytest.approx(BLEU(tokenize="none", max_ngram_order=n).corpus_score(hyps, [refs]).score, abs=1e-9)
         zh = BLEU(tokenize="zh", max_ngram_order=n).corpus_score(predictions, [references]).score

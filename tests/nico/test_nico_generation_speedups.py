@@ -22,7 +22,7 @@ def _texts(n: int, seed: int) -> list[str]:
 def test_repeated_texts_are_segmented_once_per_call(monkeypatch: pytest.MonkeyPatch) -> None:
     references = _texts(5, seed=1) * 40  # 5 references, each shared by 40 predictions
     predictions = _texts(195, seed=2) + references[:5]  # and 5 predictions equal to their reference
-    expected = score_generation(predictions, references, workers=1)
+    expected = score_generation(predictions, references, tokenizer="jieba", workers=1)
 
     real = nico_generation._tokenizer("jieba")
     calls: list[str] = []
@@ -32,7 +32,7 @@ def test_repeated_texts_are_segmented_once_per_call(monkeypatch: pytest.MonkeyPa
         return real(text)
 
     monkeypatch.setattr(nico_generation, "_tokenizer", lambda name: counting)
-    assert score_generation(predictions, references, workers=1) == expected
+    assert score_generation(predictions, references, tokenizer="jieba", workers=1) == expected
     assert sorted(calls) == sorted(set(predictions) | set(references))
 
 

@@ -25,6 +25,10 @@ METRICS = Path(__file__).resolve().parents[2] / "metrics"
         ("unnatural_sentence_prf", score_unnatural,
          {"predictions": ["我对于此事表示赞同。\n说明：明天休息。"], "references": [["我对于此事表示赞同。"]],
           "dialogues": [["我对于此事表示赞同。", "说明：明天休息。"]], "max_lines": 10, "max_line_chars": 50}),
+        # blank answers, under either reading: the module passes blank_answer on
+        ("unnatural_sentence_prf", score_unnatural, {"predictions": ["……", "", "无"], "references": [[], [], []]}),
+        ("unnatural_sentence_prf", score_unnatural,
+         {"predictions": ["……", "", "无"], "references": [[], [], []], "blank_answer": "none"}),
     ],
 )
 def test_module_matches_direct_api_and_examples_run(name: str, direct, kwargs: dict, monkeypatch) -> None:

@@ -10,6 +10,8 @@ import pytest
 from convbench_datasets.cli import main
 from convbench_datasets import run_nico
 from convbench_datasets.engine.backends import Backend, Generation
+from convbench_datasets.errors import ConvbenchError
+from convbench_datasets.nico.report_tables import nico_paper_differences
 from convbench_datasets.nico.run import clean_turn
 from tests.support.openai_server import openai_server
 
@@ -33,11 +35,63 @@ def test_each_task_runs_and_is_scored(task: str, nico_built: Path, tmp_path: Pat
     assert {k: v for k, v in again.results.items() if k != "stats"} == {k: v for k, v in run.results.items() if k != "stats"}
 
 
-def test_identify_with_a_silent_model_scores_the_clean_share(nico_built: Path, tmp_path: Path) -> None:
-    # The silence baseline answers nothing: "none". 11 of the sample's 18 train dialogues are clean.
+def test_identify_with_a_silent_model_is_unanswered(nico_built: Path, tmp_path: Path,
+                                                    capsys: pytest.CaptureFixture[str]) -> None:
+    # The silence baseline answers nothing. Before: read as "none", F1 100 * 11 / 18 (11 of the sample's 18 train
+    # dialogues are clean). Now a blank answer is no answer: P = R = 0 on every row, 18 unanswered, 0 "none".
     run = run_nico(task="identify_unnatural", model="baseline:silence", out=tmp_path / "run", split="train",
                    dataset=nico_built, cache=tmp_path / "c.sqlite", progress=False)
-    assert run.results["f1"] == pytest.approx(100 * 11 / 18) and run.results["f1_containing"] == 0.0
+    assert (run.results["f1"], run.results["f1_containing"]) == (0.0, 0.0)
+    assert (run.results["unanswered"], run.results["blank_answers"], run.results["none_answers"]) == (18, 18, 0)
+    assert run.results["signature"]["blank_answer"] == "unanswered"
+    assert nico_paper_differences(_loaded(run)) == ["split train (paper: test)"]
+    # the old reading, a declared setting: the clean share again, recorded and flagged as not the default
+    old = run_nico(task="identify_unnatural", model="baseline:silence", out=tmp_path / "old", split="train",
+                   dataset=nico_built, cache=tmp_path / "c.sqlite", progress=False, blank_answer="none")
+    assert old.results["f1"] == pytest.approx(100 * 11 / 18) and old.results["f1_containing"] == 0.0
+    assert (old.results["unanswered"], old.results["blank_answers"], old.results["none_answers"]) == (0, 18, 0)
+    assert old.results["signature"]["blank_answer"] == "none"
+    assert nico_paper_differences(_loaded(old)) == [
+        "split train (paper: test)",
+        "blank answers read as \"none\" (convbench's default: unanswered, scored 0; the paper is silent)"]
+    # re-scoring reads them as the run did; `convbench run --blank-answer none` is the same run, its summary
+    # line counting no unanswered answer
+    assert main(["score", str(tmp_path / "old")]) == 0
+    assert json.loads((tmp_path / "old" / "results.json").read_text(encoding="utf-8"))["f1"] == old.results["f1"]
+    capsys.readouterr()
+    assert main(["run", "nico", "--task", "identify_unnatural", "--model", "baseline:silence", "--split", "train",
+                 "--dataset", str(nico_built), "--out", str(tmp_path / "cli"), "--cache", str(tmp_path / "c.sqlite"),
+                 "--no-progress", "--blank-answer", "none"]) == 0
+    assert "(0-shot, 18 examples, errors: 0, unanswered: 0)" in capsys.readouterr().out
+    assert json.loads((tmp_path / "cli" / "results.json").read_text(encoding="utf-8"))["f1"] == old.results["f1"]
+    # the report gives the counts of each run
+    from convbench_datasets.report import write_report
+
+    write_report([tmp_path / "run", tmp_path / "old"], tmp_path / "report")
+    page = (tmp_path / "report" / "report.html").read_text(encoding="utf-8")
+    assert ("baseline:silence (run): 18 of 18 answers unanswered, scored 0 (18 blank, 0 refusals, 0 with nothing "
+            "else to read); 0 &quot;none&quot;; baseline:silence (old): 0 of 18 answers unanswered, scored 0 "
+            "(0 refusals, 0 with nothing else to read); 0 &quot;none&quot;, 18 blank read as &quot;none&quot;.") in page
+    assert "blank answers read as &quot;none&quot; (convbench&#x27;s default: unanswered" in page
+    with pytest.raises(ConvbenchError, match="blank_answer must be one of unanswered, none, got 'empty'"):
+        run_nico(task="identify_unnatural", model="baseline:silence", out=tmp_path / "bad", blank_answer="empty")
+
+
+def test_the_repeat_baseline_is_blank_on_nico_and_says_why(nico_built: Path, tmp_path: Path,
+                                                           capsys: pytest.CaptureFixture[str]) -> None:
+    # A NICO prompt is one user message: baseline:repeat has no assistant turn to repeat and answers "".
+    assert main(["run", "nico", "--task", "identify_unnatural", "--model", "baseline:repeat", "--split", "train",
+                 "--limit", "3", "--dataset", str(nico_built), "--out", str(tmp_path / "run"),
+                 "--cache", str(tmp_path / "c.sqlite"), "--no-progress"]) == 0
+    out = capsys.readouterr().out
+    assert "(0-shot, 3 examples, errors: 0, unanswered: 3)" in out
+    assert "baseline:repeat answers blank on NICO: it repeats the previous assistant turn" in out
+
+
+def _loaded(run):
+    from convbench_datasets.report.runs import load_runs
+
+    return load_runs([run.path])[0]
 
 
 def test_cli_errors(nico_built: Path, tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:
@@ -183,7 +237,8 @@ def test_a_failed_rows_record_holds_what_was_scored(nico_built: Path, tmp_path: 
     assert [r["predicted"] for r in run.records] == [[], [], [], []]
     assert [(r["precision"], r["recall"]) for r in run.records][1:3] == [(0.0, 0.0), (0.0, 0.0)]
     assert run.results["errors"] == 2 and run.results["none_answers"] == 2
-    assert run.results["blank_answers"] == 0  # a failed row is scored as "", but it is a failure, not a blank answer
+    # a failed row is scored as "", but it is a failure, not a blank answer: not unanswered either
+    assert run.results["blank_answers"] == run.results["unanswered"] == 0
     # the records keep the dialogue the answer was read with (its turns' texts), so re-scoring reads it the same way
     import datasets
 

@@ -8,7 +8,7 @@ import time
 import pytest
 
 from convbench_datasets.errors import ConvbenchError
-from convbench_datasets.nico.unnatural_answer import read_answer
+from convbench_datasets.nico.unnatural_answer import is_blank, read_answer
 from convbench_datasets.nico.unnatural_prf import MAX_FUZZY_SENTENCES, parse_answer, score_unnatural
 
 S1, S2, S3 = "我对于此事表示赞同。", "恰逢本人亦有减重之意愿。", "你为何如此焦急？"
@@ -462,14 +462,14 @@ def test_limits_must_be_positive_whole_numbers(option: str, value: object) -> No
 def test_answers_of_only_preamble_or_comment_lines_are_not_none() -> None:
     # A cut-off answer ("以下是不自然的句子：" and nothing after it) names no sentence and does not say
     # "none". Before: read as the empty set, a correct "none" on a clean dialogue (P = R = 1). Now it is
-    # no answer: P = R = 0 on every dialogue, counted in empty_answers. A blank answer is still the
-    # empty set (the silence baseline: 1 on a clean dialogue), counted in blank_answers.
+    # no answer: P = R = 0 on every dialogue, counted in empty_answers. A blank answer is no answer too,
+    # counted in blank_answers (below: test_blank_answers_are_unanswered); all three in unanswered.
     answers = ["以下是不自然的句子：", "The unnatural sentences are:\n注：见下文", "", "无"]
     out = score_unnatural(answers, [[], [], [], []], return_rows=True)
-    assert [(r["precision"], r["empty"], r["blank"]) for r in out["rows"]] == [
-        (0.0, True, False), (0.0, True, False), (1.0, False, True), (1.0, False, False)]
+    assert [(r["precision"], r["empty"], r["blank"], r["unanswered"]) for r in out["rows"]] == [
+        (0.0, True, False, True), (0.0, True, False, True), (0.0, False, True, True), (1.0, False, False, False)]
     assert out["empty_answers"] == 2 and out["blank_answers"] == 1 and out["none_answers"] == 1
-    assert out["precision"] == 50.0 and out["ignored_lines"] == 3
+    assert out["unanswered"] == 3 and out["precision"] == 25.0 and out["ignored_lines"] == 3
 
 
 def test_always_none_baseline_still_scores_the_clean_share_knowing_the_dialogue() -> None:
@@ -626,3 +626,58 @@ def test_a_near_copy_names_the_sentence_it_copies_knowing_the_dialogue() -> None
         assert score_unnatural([copy], [[CLAUSE]])["f1"] == 0.0  # exact without the dialogue, as before
     # LCS 我, 价, 格: F = 2 x 3 / (7 + 8) = 0.4, not a copy
     assert score_unnatural(["我觉得价格还行"], [[CLAUSE]], dialogues=[TURNS])["f1"] == 0.0
+
+
+# --- blank answers (#41): no letter or number is no answer, not the answer "none"
+
+BLANK = ["", "……", "。", "？", "🙂", "  \n"]
+
+
+@pytest.mark.parametrize("answer", BLANK)
+def test_blank_answers_are_unanswered(answer: str) -> None:
+    # Before: read as the empty set, the answer "none": P = R = 1 on a clean dialogue. Now no answer: P = R = 0
+    # on a clean dialogue and on one with a gold sentence alike, counted in unanswered and blank_answers.
+    reading = read_answer(answer, [S1])
+    assert is_blank(answer) and (reading.blank, reading.none, reading.sentences) == (True, False, [])
+    out = score_unnatural([answer, answer], [[], [S1]], return_rows=True)
+    assert [(r["precision"], r["recall"], r["none"], r["blank"]) for r in out["rows"]] == [(0.0, 0.0, False, True)] * 2
+    assert (out["f1"], out["unanswered"], out["blank_answers"], out["none_answers"]) == (0.0, 2, 2, 0)
+    # the old reading, an option: the answer "none" (P = R = 1 on the clean dialogue, 0 on the other)
+    old = score_unnatural([answer, answer], [[], [S1]], blank_answer="none")
+    assert (old["precision"], old["recall"], old["f1"]) == (50.0, 50.0, 50.0)
+    assert (old["unanswered"], old["blank_answers"], old["none_answers"]) == (0, 2, 0)
+    assert (out["signature"]["blank_answer"], old["signature"]["blank_answer"]) == ("unanswered", "none")
+
+
+def test_an_always_blank_model_scores_0_with_every_answer_unanswered() -> None:
+    # 40 dialogues, 19 clean (47.5%, as NICO's test set). Before: 47.5, like an explicit "none" each time (test
+    # above, test_always_none_scores_the_share_of_clean_dialogues). Now: P = R = F1 = 0, 40 unanswered.
+    references = [[] for _ in range(19)] + [[S1] for _ in range(21)]
+    answers = [BLANK[i % len(BLANK)] for i in range(40)]
+    out = score_unnatural(answers, references)
+    assert (out["precision"], out["recall"], out["f1"], out["f1_containing"]) == (0.0, 0.0, 0.0, 0.0)
+    assert (out["unanswered"], out["blank_answers"], out["none_answers"]) == (40, 40, 0)
+    old = score_unnatural(answers, references, blank_answer="none")
+    assert (old["precision"], old["recall"], old["f1"]) == (47.5, 47.5, 47.5) and old["unanswered"] == 0
+    # an explicit "none" is distinct under either reading: still the share of clean dialogues
+    for reading in ("unanswered", "none"):
+        none = score_unnatural(["无"] * 40, references, blank_answer=reading)  # type: ignore[arg-type]
+        assert none["f1"] == 47.5 and none["none_answers"] == 40 and none["unanswered"] == 0
+
+
+@pytest.mark.parametrize("answer", ["无", "None", "3", "①", "[]", "```\n[]\n```", "™"])
+def test_an_answer_with_a_letter_or_a_number_or_json_is_not_blank(answer: str) -> None:
+    # L* or N* after NFKC ("①" is No, "™" is "TM"); an empty JSON list is the answer "none" of a JSON answer
+    assert not is_blank(answer) and not read_answer(answer).blank
+
+
+def test_an_answer_with_text_that_reads_as_nothing_is_unanswered_whatever_blank_answer_says() -> None:
+    # An empty code block has letters (its language) and names nothing: no answer under either reading.
+    for reading in ("unanswered", "none"):
+        out = score_unnatural(["```json\n```"], [[]], blank_answer=reading)  # type: ignore[arg-type]
+        assert (out["f1"], out["unanswered"], out["empty_answers"], out["blank_answers"]) == (0.0, 1, 1, 0)
+
+
+def test_blank_answer_must_be_a_known_reading() -> None:
+    with pytest.raises(ConvbenchError, match="blank_answer must be 'unanswered' or 'none', got 'empty'"):
+        score_unnatural([""], [[]], blank_answer="empty")  # type: ignore[arg-type]

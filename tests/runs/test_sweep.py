@@ -169,7 +169,7 @@ benchmarks:
         "limt: unknown key; the keys of a sweep file: out, cache, sources, limit, retry_errors, max_error_rate, "
         "max_empty_rate, max_unparsed_rate, models, judges, benchmarks, base_url, concurrency, timeout, stall_timeout, "
         "api_key_env, device, dtype, batch_size, batch_order",
-        "models[1]: unknown baseline 'nope'; choose one of silence, repeat, smoke-judge",
+        "models[1]: unknown baseline 'nope'; choose one of silence, repeat, smoke-judge, cocoeval-sim, cocoeval-judge",
         "models[2].model_id: applies to openai: and anthropic: models only, not hf:x",
         "benchmarks.nc.max_new_tokens: expected a whole number of at least 1, got '12'",  # a string: never coerced
         # a combination only the benchmark's plan refuses: both keys named
@@ -180,7 +180,7 @@ benchmarks:
         "benchmarks.nico[1].judges: NICO takes no judge",
         "benchmarks.nico[1].cache: not a setting here: `cache` is a top-level key (one response cache for every cell)",
         "benchmarks.nico[1].tsak: NICO takes no setting 'tsak' (its settings: task, shots, split, max_new_tokens, "
-        "tokenizer, bertscore, bertscore_model, bertscore_layer)",
+        "tokenizer, bleu_level, bleu_ngrams, rouge_l_f, bertscore, bertscore_model, bertscore_layer, blank_answer)",
         "judges: lists 2 judges, but CoCoEvalBench takes one judge: give it its own in benchmarks.cocoeval.judges",
         "benchmarks.cocoeval.turns_per_call[1]: expected one of 1, 5, 30, got 7",
         "benchmarks.foo: unknown benchmark; available: nc, nico, cocoeval",
@@ -254,14 +254,20 @@ def test_each_cell_equals_a_direct_run_with_the_same_settings(nc_built: Path, ni
     assert len(records[0]["hash"]) == 64 and records[0]["seconds"] >= 0
 
 
-def test_a_silent_model_on_identify_unnatural_scores_the_clean_share(nico_built: Path, tmp_path: Path) -> None:
-    # a value derived by hand: 11 of the sample's 18 train dialogues have no unnatural sentence, so the silent
-    # model ("none found") gets F1 100 on them and 0 on the others (tests/nico/test_nico_run.py)
+def test_a_silent_model_on_identify_unnatural_scores_as_its_blank_answers_are_read(nico_built: Path,
+                                                                                    tmp_path: Path) -> None:
+    # values derived by hand (tests/nico/test_nico_run.py): the silent model's blank answers are no answer, F1 0
+    # with 18 unanswered; read as "none" (blank_answer: none), F1 100 on the 11 of the sample's 18 train
+    # dialogues without an unnatural sentence and 0 on the others
     sweep = {"out": str(tmp_path / "sweep"), "models": ["baseline:silence"],
-             "benchmarks": {"nico": {"dataset": str(nico_built), "task": "identify_unnatural", "split": "train"}}}
-    (cell,) = run_sweep(sweep, progress=False).cells
-    results = json.loads((cell.folder / "results.json").read_text(encoding="utf-8"))
-    assert cell.status == "ok" and results["f1"] == pytest.approx(100 * 11 / 18)
+             "benchmarks": {"nico": {"dataset": str(nico_built), "task": "identify_unnatural", "split": "train",
+                                     "blank_answer": ["unanswered", "none"]}}}
+    cells = run_sweep(sweep, progress=False).cells
+    results = {cell.settings["blank_answer"]: json.loads((cell.folder / "results.json").read_text(encoding="utf-8"))
+               for cell in cells}
+    assert {cell.status for cell in cells} == {"ok"} and sorted(results) == ["none", "unanswered"]
+    assert (results["unanswered"]["f1"], results["unanswered"]["unanswered"]) == (0.0, 18)
+    assert results["none"]["f1"] == pytest.approx(100 * 11 / 18) and results["none"]["unanswered"] == 0
 
 
 def test_a_rerun_skips_finished_cells_and_runs_changed_and_failed_ones(nc_built: Path, nico_built: Path,

@@ -220,7 +220,7 @@ def test_repetitions_score_the_same_with_either_backend(monkeypatch: pytest.Monk
     for name in ("jieba", "rjieba"):
         monkeypatch.setenv("CONVBENCH_SEGMENTER", name)
         nico_generation._tokenizer.cache_clear()
-        scores[name] = score_generation(["哈" * 124, "呵" * 79], ["哈哈", "呵呵"], workers=1)
+        scores[name] = score_generation(["哈" * 124, "呵" * 79], ["哈哈", "呵呵"], workers=1, tokenizer="jieba")
     nico_generation._tokenizer.cache_clear()
     assert scores["rjieba"]["signature"]["segmenter"] == "rjieba" and scores["jieba"]["signature"]["segmenter"] == "jieba"
     assert {k: v for k, v in scores["jieba"].items() if k != "signature"} == {
@@ -233,14 +233,14 @@ def test_signature_names_the_segmenter(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("CONVBENCH_SEGMENTER", "jieba")
     nico_generation._tokenizer.cache_clear()
     try:
-        sig = score_generation(["好的"], ["好的"])["signature"]
+        sig = score_generation(["好的"], ["好的"], tokenizer="jieba")["signature"]  # characters are NICO's default
         assert {k: sig[k] for k in ("segmenter", "segmenter_version", "jieba_version")} == {
             "segmenter": "jieba", "segmenter_version": version("jieba"), "jieba_version": version("jieba")}
         assert "segmenter" not in score_generation(["好的"], ["好的"], tokenizer="char")["signature"]
         if segmentation._rjieba() is not None:
             monkeypatch.setenv("CONVBENCH_SEGMENTER", "rjieba")
             nico_generation._tokenizer.cache_clear()
-            sig = score_generation(["好的"], ["好的"])["signature"]
+            sig = score_generation(["好的"], ["好的"], tokenizer="jieba")["signature"]
             assert (sig["segmenter"], sig["segmenter_version"]) == ("rjieba", version("rjieba"))
     finally:
         nico_generation._tokenizer.cache_clear()

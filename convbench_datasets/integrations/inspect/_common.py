@@ -8,7 +8,9 @@ epoch, the default, that is exactly convbench's number.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping, Sequence
+import contextlib
+from collections.abc import Callable, Iterator, Mapping, Sequence
+from pathlib import Path
 from typing import Any
 
 from inspect_ai.model import (
@@ -27,6 +29,7 @@ from inspect_ai.solver import Generate, Solver, TaskState, solver
 
 from ..._version import __version__
 from ...engine.backends.openai_compat import reply_error
+from ...errors import ConvbenchError
 
 GRADER_ROLE = "grader"
 # the error of a sample scored without any output (inspect scores a sample a limit stopped before its answer)
@@ -113,6 +116,39 @@ def require_grader(task: str) -> Solver:
 def judge_roles(judge: str | None) -> dict[str, str | Model] | None:
     """The task's ``model_roles`` for a ``judge`` argument (an eval's ``--model-role grader=`` wins)."""
     return {GRADER_ROLE: judge} if judge else None
+
+
+@contextlib.contextmanager
+def prerequisites(task: str) -> Iterator[None]:
+    """Within the block, a convbench error making the task (no upstream mirror and no network, a missing
+    extra, a folder that is not a build) is inspect's ``PrerequisiteError``: one clean line, not a traceback."""
+    from inspect_ai._util.error import PrerequisiteError  # inspect's own, the class its CLI prints plainly
+
+    try:
+        yield
+    except ConvbenchError as err:
+        raise PrerequisiteError(f"convbench/{task}: {err}") from None
+
+
+def task_dataset(name: str, dataset: str | None) -> str | None:
+    """The dataset a task reads: ``dataset`` when given, else ``hub/<name>`` when the folder the README's
+    ``convbench build <name> --out hub/<name>`` writes is here, else None (convbench's cached build)."""
+    if dataset is not None:
+        return dataset
+    here = Path("hub") / name
+    return str(here) if (here / "README.md").is_file() else None
+
+
+def sampled(rows: list[Any], sample: int | None, seed: int, strata: Sequence[str]) -> tuple[list[Any], dict[str, Any]]:
+    """``sample`` of ``rows`` drawn with ``seed`` across ``strata`` (as ``convbench run --sample``), and the
+    signature field that records it ({} for every row)."""
+    if sample is None:
+        return rows, {}
+    from ...counts import check_count
+    from ...engine.sample import stratified_sample
+
+    n = check_count("sample", sample, least=1)
+    return stratified_sample(rows, n, strata, seed), {"sample": {"n": n, "seed": seed, "by": list(strata)}}
 
 
 def task_metadata(benchmark: str, rows: Sequence[Mapping[str, Any]], ids: Sequence[str], **settings: Any) -> dict[str, Any]:

@@ -23,7 +23,7 @@ OPTIONS = {
     "dataset": "a folder `convbench build` wrote (default: convbench's cached build)",
     "sources": "the upstream mirror for building NC-Bench (default: $CONVBENCH_SOURCES)",
     "split": "the NICO split to evaluate (default test)",
-    "tokenizer": "the NICO generation metrics' segmentation: jieba (default), char or 13a",
+    "tokenizer": "the NICO generation metrics' segmentation: char (default), jieba or 13a",
 }
 
 

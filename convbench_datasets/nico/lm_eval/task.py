@@ -39,7 +39,7 @@ from ..tasks import TASKS
 from ..run import SHOTS, clean_turn, dialogue_turns, score_identify, too_long_error
 from ..run import read_rows as _rows
 from ..stderr import N_BOOTSTRAP, SEED, generation_stderr, identify_stderr
-from ..nico_generation import TOKENIZERS, pair_statistics, score_generation
+from ..nico_generation import DEFAULT_TOKENIZER, TOKENIZERS, pair_statistics, score_generation
 from ...integrations.lm_eval._options import PROMPT_FIELD, task_options
 
 GENERATION_KEYS = ("bleu_1", "bleu_2", "rouge_l", "distinct_1", "distinct_2", "avg_len")
@@ -63,7 +63,7 @@ def nico_dataset(*, nico_task: str, nico_shots: int = 0, **metadata: Any) -> Any
     generation = nico_task != "identify_unnatural"
     options = task_options(metadata, ["dataset", "split", *(["tokenizer"] if generation else [])],
                            f"convbench NICO {nico_task}")
-    tokenizer = options.get("tokenizer", "jieba")
+    tokenizer = options.get("tokenizer", DEFAULT_TOKENIZER)
     if tokenizer not in TOKENIZERS:
         raise ConvbenchError(f"convbench_tokenizer must be one of {', '.join(TOKENIZERS)}, got {tokenizer!r}")
     rows, train = _rows(nico_task, options.get("split", "test"), options.get("dataset"), nico_shots)

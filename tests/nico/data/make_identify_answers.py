@@ -17,8 +17,8 @@ with convbench's:
   (the gold span itself, or a longer stretch of that turn around it, as a person reading the answer sees
   the model point at that sentence); a copy with a small edit names the span it copies;
 - notes, reasons, preambles and "the rest are natural" comments are not predictions;
-- "none" (in any wording, or an empty JSON list) and a blank answer are the empty set; a refusal
-  ("I can't tell") and an answer that stops after its preamble are no answer: P = R = 0.
+- "none" (in any wording, or an empty JSON list) is the empty set; a blank answer, a refusal ("I can't
+  tell") and an answer that stops after its preamble are no answer: P = R = 0.
 
 Run: python tests/nico/data/make_identify_answers.py [OUT] (deterministic; default OUT: the committed file).
 """
