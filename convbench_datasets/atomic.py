@@ -48,7 +48,7 @@ class LinkRefused(ConvbenchError):
 def refuse_link(path: str | os.PathLike[str], flag: str = "--out") -> None:
     """Raise :class:`LinkRefused` when ``path`` is a symbolic link (dangling or not): the folder rule holds for
     every writer, links included, so a link a user made is neither followed nor replaced."""
-    if os.path.islink(path):
+    if os.path.islink(Path(path)):  # Path drops a trailing slash, which would make lstat follow the link
         raise LinkRefused(f"{path} is a symbolic link; convbench never writes through one, nor replaces one: give "
                           f"{flag} a path that is not a link")
 

@@ -260,10 +260,22 @@ def test_a_dangling_out_link_is_refused_and_nothing_written_where_it_points(comm
     target = tmp_path / "elsewhere"
     link = tmp_path / "out"
     link.symlink_to(target)  # dangling: target does not exist
-    argv = {"build": ["build", "nico", "--out", str(link)], "report": ["report", str(nico_run), "--out", str(link)],
-            "export": ["metrics", "export", "nico_generation", "--out", str(link)]}[command]
-    assert main(argv) == 1
-    assert link.is_symlink() and not os.path.lexists(target)
+    for out in (str(link), f"{link}/"):  # a trailing slash makes lstat follow the link: refused all the same
+        argv = {"build": ["build", "nico", "--out", out], "report": ["report", str(nico_run), "--out", out],
+                "export": ["metrics", "export", "nico_generation", "--out", out]}[command]
+        assert main(argv) == 1
+        assert link.is_symlink() and not os.path.lexists(target)
+
+
+def test_a_run_out_that_is_a_link_is_refused(nico_built: Path, tmp_path: Path) -> None:
+    real = tmp_path / "real"
+    real.mkdir()
+    link = tmp_path / "run"
+    link.symlink_to(real)
+    with pytest.raises(ConvbenchError, match="is a symbolic link; convbench never writes through one"):
+        run_nico(model="baseline:repeat", task="open_domain", split="train", limit=2, dataset=nico_built, out=link,
+                 cache=tmp_path / "c.sqlite", progress=False)
+    assert not os.listdir(real)
 
 
 def test_an_sft_export_never_replaces_a_link(tmp_path: Path, capsys: pytest.CaptureFixture[str]) -> None:

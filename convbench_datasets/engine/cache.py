@@ -364,6 +364,18 @@ class ResponseCache:
             )
             self._db.execute("DELETE FROM claims WHERE key = ?", (key,))  # a per-row error is the prompt's outcome
 
+    @_names_damage
+    def demote(self, keys: Iterable[str], identity: Mapping[str, Any], error: str) -> None:
+        """Turn the stored answers of ``keys`` into per-row errors ``error`` (an empty judge verdict an earlier
+        run stored as an answer): recorded as before any run began, so ``--retry-errors`` asks them again."""
+        keys = list(keys)
+        with self._transaction():
+            for chunk in _chunks(keys):
+                self._db.execute(f"DELETE FROM responses WHERE key IN ({','.join('?' * len(chunk))})", chunk)
+            self._db.executemany(
+                "INSERT OR REPLACE INTO errors (key, backend, model, error, finish_reason, created) VALUES (?, ?, ?, ?, ?, ?)",
+                [(key, identity["kind"], identity["model"], error, None, 0.0) for key in keys])
+
     @contextmanager
     def _transaction(self) -> Iterator[None]:
         """One write transaction (taken at once, so that waiting for another writer uses the busy timeout)."""

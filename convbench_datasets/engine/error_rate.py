@@ -45,7 +45,7 @@ def parse_rate(text: str) -> float:
     """A ``--max-error-rate`` value: a share (``0.05``) or a percentage (``5%``)."""
     try:
         value = float(text[:-1]) / 100 if text.endswith("%") else float(text)
-        return checked_rate(value, "--max-error-rate")
+        return checked_rate(value, "the value")  # argparse names the flag before it
     except (ValueError, ConvbenchError) as err:
         raise argparse.ArgumentTypeError(str(err) if isinstance(err, ConvbenchError) else
                                          f"expected a share from 0 to 1 or a percentage, got {text!r}") from None

@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import Any
 
 from .._version import __version__
-from ..atomic import write_atomic
+from ..atomic import refuse_link, write_atomic
 from ..errors import ConvbenchError
 from ..jsonfiles import read_json, read_jsonl
 
@@ -134,6 +134,7 @@ def check_run_out(folder: Path, shard: str | None = None) -> None:
         >>> _ = (folder / ".convbench-run").write_text("")  # adopted by hand: now it is one
         >>> check_run_out(folder)
     """
+    refuse_link(folder)  # a run folder that is a link (to a folder or nowhere) is never written through
     if not os.path.lexists(folder):
         return
     if not folder.is_dir():

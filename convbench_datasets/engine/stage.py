@@ -131,7 +131,7 @@ def complete(
     keys = cache_keys(identity, prompts, params.to_dict()) if blocks is None else \
         block_keys(identity, prompts, params.to_dict(), blocks)
     verdict = judged(backend, params)
-    found = _verdicts(cache.get_many(keys), verdict)
+    found = _verdicts(cache.get_many(keys), verdict, cache, identity)
     if not retry_errors:
         found.update(cache.get_errors(k for k in keys if k not in found))
     todo = list(dict.fromkeys(k for k in keys if k not in found))  # unique, in order
@@ -342,9 +342,17 @@ def judged(backend: Backend, params: GenerationParams) -> bool:
     return params.verdict and getattr(backend, "kind", "") != "baseline"
 
 
-def _verdicts(found: dict[str, Generation], verdict: bool) -> dict[str, Generation]:
-    """Cached outcomes as a stage reads them (``verdict``: an empty answer is the row's error)."""
-    return {key: no_verdict(g) for key, g in found.items()} if verdict else found
+def _verdicts(found: dict[str, Generation], verdict: bool, cache: ResponseCache,
+              identity: Mapping[str, Any]) -> dict[str, Generation]:
+    """Cached answers as a stage reads them. With ``verdict``, an empty answer (an earlier run's, from before
+    this rule) is demoted in the cache to the row's error (:meth:`.cache.ResponseCache.demote`) and left out:
+    read as that error, or asked again with ``retry_errors``, never read as a verdict."""
+    if not verdict:
+        return found
+    blank = [key for key, g in found.items() if g.error is None and not g.text.strip()]
+    if blank:
+        cache.demote(blank, identity, NO_VERDICT)
+    return {key: g for key, g in found.items() if key not in blank}
 
 
 @dataclass(frozen=True)
@@ -675,7 +683,7 @@ class _Stream:
                         mine = holder.take(new) if holder is not None else []
                         taken = set(mine)
                         rest = [k for k in new if k not in taken]
-                        cached = _verdicts(cache.get_many(rest), outcomes.verdict) if rest else {}
+                        cached = _verdicts(cache.get_many(rest), outcomes.verdict, cache, identity) if rest else {}
                         if rest and not self.retry_errors:
                             cached.update(cache.get_errors(k for k in rest if k not in cached))
                         found.update(cached)

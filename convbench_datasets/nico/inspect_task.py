@@ -104,7 +104,7 @@ def nico(
         raise ValueError("a BERTScore layer needs bertscore_model and must be 0 or more")
     with prerequisites("nico"):
         rows, train = _rows(task, split, task_dataset("nico", dataset), shots)
-    rows, drawn = sampled(rows, sample, sample_seed, STRATA)
+        rows, drawn = sampled(rows, sample, sample_seed, STRATA)
     identify = task == "identify_unnatural"
     samples = [nico_sample(task, row, train, shots) for row in rows]
     return Task(

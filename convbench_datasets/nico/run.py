@@ -177,6 +177,7 @@ class NICOSettings:
         "unanswered", help="nico identify_unnatural: what a blank answer (no letter or number: \"\", \"……\", \"。\") "
                            "is: unanswered (no answer, scored 0) or none (the answer \"none\") (default {default})",
         paper="unanswered", source="paper silent: convbench's default (the card says why)",
+        unrecorded="none",  # a run written before the setting scored a blank answer as "none"
         departs=_blank_answer_departure)
 
 
@@ -367,7 +368,7 @@ class NICOBenchmark(BenchmarkBase):
         if signature.get("task") == "identify_unnatural":
             results, _ = score_identify([r["response"] for r in records], [r["gold"] for r in records], failed,
                                         [r.get("dialogue") for r in records],  # None in records written before
-                                        check_blank_answer(signature.get("blank_answer", "unanswered")))
+                                        check_blank_answer(signature.get("blank_answer", "none")))  # none: as runs before it were scored
         else:
             results = score_generation([r["turn"] for r in records], [r["reference"] for r in records],
                                        **scoring_options(signature),

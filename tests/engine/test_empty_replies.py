@@ -87,6 +87,19 @@ def test_an_empty_generation_from_the_only_endpoint_is_its_answer(served: tuple,
     assert [g.error for g in judged.generations] == [NO_VERDICT] * len(PROMPTS)
 
 
+def test_an_empty_verdict_an_earlier_run_cached_is_asked_again_with_retry_errors(tmp_path: Path) -> None:
+    # the empty answers are demoted to the rows' errors when read as verdicts: --retry-errors then asks them
+    # again (before, they stayed "no verdict" for good, whatever the rerun)
+    with openai_server(ServerState(broken="empty")) as (url, state), ResponseCache(tmp_path / "c.sqlite") as cache:
+        backend = _backend("openai:label", [url], concurrency=1)
+        _stage(backend, cache, GENERATE)  # 8 empty answers cached, as an older convbench cached a judge's
+        first = _stage(backend, cache, JUDGE)
+        assert first.model_calls == 0 and cache.stats()["errors"] == len(PROMPTS)
+        state.broken = None  # the server answers now
+        again = complete(backend, PROMPTS, JUDGE, cache, desc="stage", progress=False, retry_errors=True)
+    assert [g.text for g in again.generations] == [label_for(p) for p in PROMPTS] and again.model_calls == 8
+
+
 def test_one_replica_answering_empty_never_writes_the_rows_answers(served: tuple, tmp_path: Path) -> None:
     server, spec, answer = served
     with server(False) as (url_good, good), server(True) as (url_bad, bad), \
@@ -109,3 +122,21 @@ def test_two_replicas_answering_empty_agree_on_a_generators_empty_answer(served:
     # one second opinion per prompt, and it agrees: the empty answer stands, no replica is blamed
     assert [g.text for g in generated.generations] == [""] * len(PROMPTS) and generated.errors == 0
     assert a() + b() == 2 * len(PROMPTS) and live == 2
+
+
+def test_a_refusal_never_confirms_another_replicas_empty_answer(tmp_path: Path) -> None:
+    # one replica refuses every request, the other answers empty: they disagree, so neither stands as the row's
+    # outcome on the other's word (before: the empty answer was cached as the generator's answer, or one refusal
+    # became the row's); with both broken no answer can be had, and nothing is cached as an answer
+    from convbench_datasets.engine.stage import RunIncomplete
+
+    with openai_server(ServerState(broken="400")) as (url_a, _), openai_server(ServerState(broken="empty")) as (url_b, _), \
+            ResponseCache(tmp_path / "c.sqlite") as cache:
+        backend = _backend("openai:label", [url_a, url_b], concurrency=1)
+        try:
+            outcome = _stage(backend, cache, GENERATE)
+        except RunIncomplete:
+            outcome = None
+        entries = cache.stats()["entries"]
+    assert entries == 0
+    assert outcome is None or all(g.error is not None for g in outcome.generations)

@@ -104,7 +104,7 @@ def test_bad_cli_values_are_refused(tmp_path: Path, capsys) -> None:
         with pytest.raises(SystemExit):
             main(["run", "nc", "--model", "baseline:repeat", "--judge", "baseline:smoke-judge", "--out",
                   str(tmp_path / "run"), "--max-error-rate", bad])
-    assert "argument --max-error-rate: --max-error-rate must be a share of rows from 0 to 1" in capsys.readouterr().err
+    assert "argument --max-error-rate: the value must be a share of rows from 0 to 1" in capsys.readouterr().err
     assert not (tmp_path / "run").exists()
 
 

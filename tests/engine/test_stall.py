@@ -24,8 +24,11 @@ PATIENT = RetryPolicy(max_retries=50, base_delay=0.1, max_delay=0.1)
 
 def test_a_server_that_dies_mid_run_stops_it_within_the_stall_timeout(tmp_path: Path) -> None:
     with openai_server() as (url, state), ResponseCache(tmp_path / "c.sqlite") as cache:
-        backend = backend_from_spec("openai:label", base_url=url, retry=PATIENT, concurrency=1, stall_timeout=1.0)
+        # an attempt may take the whole --timeout: the stall timeout counts from the larger of the two
+        backend = backend_from_spec("openai:label", base_url=url, retry=PATIENT, concurrency=1, stall_timeout=1.0,
+                                    timeout=1.0)
         complete(backend, PROMPTS[:4], GenerationParams(16), cache, desc="x", progress=False)  # 4 answered
+        time.sleep(1.5)  # idle longer than the stall timeout: not silence (nothing was asked)
         state.broken = "500"  # the model dies
         began = time.monotonic()
         with pytest.raises(BackendError, match=rf"^no answer from openai:label at {url} for \d+s \(--stall-timeout 1\); "
@@ -33,6 +36,9 @@ def test_a_server_that_dies_mid_run_stops_it_within_the_stall_timeout(tmp_path: 
                                                "The answers so far are cached"):
             complete(backend, PROMPTS, GenerationParams(16), cache, desc="x", progress=False)
         stopped = time.monotonic() - began
+        # the clock started with this stage's first request (the idle 1.5 s did not count): about 1 s of retries
+        # every 0.1 s were made before it stopped, not one
+        assert state.count() - 4 >= 5
         state.broken = None  # back: the same stage asks only the 4 it lacks
         again = complete(backend_from_spec("openai:label", base_url=url), PROMPTS, GenerationParams(16), cache,
                          desc="x", progress=False)

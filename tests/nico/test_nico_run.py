@@ -58,6 +58,16 @@ def test_identify_with_a_silent_model_is_unanswered(nico_built: Path, tmp_path: 
     # line counting no unanswered answer
     assert main(["score", str(tmp_path / "old")]) == 0
     assert json.loads((tmp_path / "old" / "results.json").read_text(encoding="utf-8"))["f1"] == old.results["f1"]
+    # a run written before the setting existed (no blank_answer in its signature) scored blanks as "none": its
+    # re-score keeps its numbers, and the report flags the reading
+    path = tmp_path / "run" / "results.json"
+    written = json.loads(path.read_text(encoding="utf-8"))
+    del written["signature"]["blank_answer"]
+    path.write_text(json.dumps(written), encoding="utf-8")
+    assert main(["score", str(tmp_path / "run")]) == 0
+    assert json.loads(path.read_text(encoding="utf-8"))["f1"] == pytest.approx(100 * 11 / 18)
+    run_nico(task="identify_unnatural", model="baseline:silence", out=tmp_path / "run", split="train",
+             dataset=nico_built, cache=tmp_path / "c.sqlite", progress=False)  # written again, as above
     capsys.readouterr()
     assert main(["run", "nico", "--task", "identify_unnatural", "--model", "baseline:silence", "--split", "train",
                  "--dataset", str(nico_built), "--out", str(tmp_path / "cli"), "--cache", str(tmp_path / "c.sqlite"),

@@ -33,6 +33,7 @@ default base URL is ``$ANTHROPIC_BASE_URL``, else https://api.anthropic.com (the
 from __future__ import annotations
 
 import asyncio
+import json
 import os
 from collections.abc import Sequence
 from typing import Any
@@ -163,8 +164,6 @@ class AnthropicBackend(OpenAICompatBackend):
                                     finish_reason=finish))
 
     async def _post_to(self, endpoint: Endpoint, body: bytes) -> dict[str, Any]:
-        import json
-
         request = json.loads(body)
 
         async def create(client: Any) -> Any:
@@ -200,7 +199,7 @@ class AnthropicBackend(OpenAICompatBackend):
         shown = public_url(endpoint.url)
         try:
             return await transport.within(self.timeout, call(self._anthropic_client(endpoint)))
-        except (_Malformed, ValueError, anthropic.APIResponseValidationError) as err:
+        except (_Malformed, json.JSONDecodeError, anthropic.APIResponseValidationError) as err:
             # truncated JSON, a page that is not JSON, a reply not shaped as the API's: retried, as the openai
             # backend does, then the row's error; never a stop of the run. Redacted whole, then shortened.
             said = err.body if isinstance(err, _Malformed) else str(err)

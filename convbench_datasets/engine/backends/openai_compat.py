@@ -517,14 +517,22 @@ class OpenAICompatBackend(Backend):
         self.calls += 1  # only ever on the loop's thread
         body = json.dumps(self._request(messages, params)).encode("utf-8")
         start = time.perf_counter()
-        last_error: _Retryable | None = None
         failures: list[tuple[Endpoint, _Retryable]] = []  # this prompt's failed attempts, by endpoint
         stop = stop or asyncio.Event()
+        self._heard.start()
+        try:
+            return await self._attempts(messages, params, body, start, failures, stop)
+        finally:
+            self._heard.end()
+
+    async def _attempts(self, messages: Messages, params: GenerationParams, body: bytes, start: float,
+                        failures: list[tuple[Endpoint, _Retryable]], stop: asyncio.Event) -> Generation:
+        """:meth:`_complete`'s attempts at one prompt (the retry policy)."""
+        last_error: _Retryable | None = None
 
         def read(reply: Any) -> Generation:
             return self._read(reply, time.perf_counter() - start)
 
-        self._heard.start()
         for attempt in range(self.retry.max_retries + 1):
             if stop.is_set():
                 return Generation("", seconds=time.perf_counter() - start, error="stopped before an answer")
@@ -560,7 +568,7 @@ class OpenAICompatBackend(Backend):
         server that died is not retried request by request for half an hour. What arrived is cached, so the
         same command resumes once the server is back."""
         silent = self._heard.silent_for()
-        if silent > self.stall_timeout:
+        if silent > max(self.stall_timeout, self.timeout):  # one attempt may take the whole --timeout
             where = ", ".join(self.base_urls)
             raise BackendError(f"no answer from {self.spec} at {where} for {silent:.0f}s (--stall-timeout "
                                f"{self.stall_timeout:g}); last: {error}. The answers so far are cached: run the "
@@ -623,6 +631,9 @@ class OpenAICompatBackend(Backend):
                     if doubted is None and self._pool.live(exclude=tried):
                         doubted = (chosen, empty)  # asked of another endpoint before it stands
                         continue
+                    if doubted is not None and (doubted[0] is chosen or not isinstance(doubted[1], _EmptyReply)):
+                        # no confirmation: the same endpoint again, or one that refused where this one is empty
+                        raise _InvalidReply(f"replicas disagree: {doubted[1]}; then {empty}") from None
                     generation = empty.generation  # the only endpoint left, or a second one, answers empty
                 outcome = True
             except _Retryable as err:
@@ -639,6 +650,9 @@ class OpenAICompatBackend(Backend):
                 if doubted is None and self._pool.live(exclude=tried):
                     doubted = (chosen, err)  # its verdict waits for the other endpoint's (released without one)
                     continue
+                if doubted is not None and (doubted[0] is chosen or not isinstance(doubted[1], _RowRefused)):
+                    # no confirmation (the same endpoint, or an empty reply before this refusal): asked again
+                    raise _InvalidReply(f"replicas disagree: {doubted[1]}; then refused: {err}") from None
                 outcome = True  # the server replied: the refusal is the row's
                 if doubted is not None:
                     self._pool.settle(doubted[0], True)  # confirmed: both refused the row
@@ -718,15 +732,21 @@ class OpenAICompatBackend(Backend):
 
 
 class _Heard:
-    """When a backend's endpoints last answered (monotonic seconds): from its first request on, a reply of any
-    kind (an answer, a refusal) counts; failures do not."""
+    """When a backend's endpoints last answered (monotonic seconds): a reply of any kind (an answer, a refusal)
+    counts, failures do not; a request sent while none is in flight starts the clock again, so time the backend
+    spent idle (a notebook's pause, a judge waiting for generation) is never taken for silence."""
 
     def __init__(self) -> None:
         self.last: float | None = None
+        self.in_flight = 0
 
     def start(self) -> None:
-        if self.last is None:
+        if self.last is None or self.in_flight == 0:
             self.last = time.monotonic()
+        self.in_flight += 1
+
+    def end(self) -> None:
+        self.in_flight -= 1
 
     def now(self) -> None:
         self.last = time.monotonic()
