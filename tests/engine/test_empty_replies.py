@@ -140,3 +140,24 @@ def test_a_refusal_never_confirms_another_replicas_empty_answer(tmp_path: Path) 
         entries = cache.stats()["entries"]
     assert entries == 0
     assert outcome is None or all(g.error is not None for g in outcome.generations)
+
+
+def test_a_local_judges_empty_answer_is_the_rows_error_not_a_verdict(tmp_path: Path) -> None:
+    # a backend without retries of its own (a local model, a plugin's): the stage itself reads its empty verdict
+    # as the row's error and stores it as one; a baseline: judge's empty answer is what it is for, kept
+    from convbench_datasets.engine import Backend, Generation
+
+    class Blank(Backend):
+        kind, model = "stub", "blank"
+
+        def generate(self, prompts, params):  # type: ignore[no-untyped-def]
+            for i, _ in enumerate(prompts):
+                yield i, Generation("  ")
+
+    with ResponseCache(tmp_path / "c.sqlite") as cache:
+        judged = _stage(Blank(), cache, JUDGE)
+        stats = cache.stats()
+        baseline = _stage(backend_from_spec("baseline:silence"), cache, JUDGE)
+    assert [g.error for g in judged.generations] == [NO_VERDICT] * len(PROMPTS)
+    assert (stats["errors"], stats["entries"]) == (len(PROMPTS), 0)
+    assert [(g.text, g.error) for g in baseline.generations] == [("", None)] * len(PROMPTS)
